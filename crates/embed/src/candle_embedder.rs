@@ -1,0 +1,135 @@
+use crate::bert::{BertEncoder, mean_pool};
+use crate::e5file::E5File;
+use crate::model::{ResolvedModel, WeightFormat};
+use crate::{EmbedError, Embedder, ModelInfo, Pooling, Result};
+use candle_core::{Device, Tensor};
+use std::path::PathBuf;
+use tokenizers::{Tokenizer, TruncationDirection, TruncationParams, TruncationStrategy};
+
+/// Texts per forward pass when embedding many: large enough to amortise per-op overhead, small
+/// enough that padding within a length-sorted batch stays negligible.
+const BATCH: usize = 32;
+
+/// A BERT-family sentence embedder on candle's CPU backend: tokenize (with the model's prefix,
+/// truncated at its limit, never padded alone), forward, attention-masked pooling, L2 norm.
+pub struct CandleEmbedder {
+    info: ModelInfo,
+    tokenizer: Tokenizer,
+    tokenizer_path: PathBuf,
+    encoder: BertEncoder,
+    pad_id: u32,
+}
+
+impl std::fmt::Debug for CandleEmbedder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CandleEmbedder").field("info", &self.info).finish_non_exhaustive()
+    }
+}
+
+impl CandleEmbedder {
+    /// Loads a resolved model (see [`crate::resolve`]).
+    pub fn load(model: &ResolvedModel) -> Result<Self> {
+        let spec = &model.spec;
+        let weights = model.path(&spec.weights);
+        let encoder = match spec.format {
+            WeightFormat::BertSafetensors => {
+                let config = spec.config.as_ref().map(|c| model.path(c)).ok_or_else(|| {
+                    EmbedError::bad(model.dir.join("model.toml"), "config", "bert-safetensors models need config.json")
+                })?;
+                BertEncoder::from_safetensors(&weights, &config)?
+            }
+            WeightFormat::E5s1Q4 => BertEncoder::from_e5s1(&E5File::read(&weights)?)?,
+        };
+        let tokenizer_path = model.path(&spec.tokenizer);
+        let mut tokenizer = Tokenizer::from_file(&tokenizer_path)
+            .map_err(|e| EmbedError::Tokenizer { path: tokenizer_path.clone(), message: e.to_string() })?;
+        let max_tokens = spec.max_tokens.min(encoder.max_positions());
+        // Shipped tokenizer.json files often pad every input to 128 tokens: a single short task
+        // would then cost 5-7x more. We pad ourselves, within a batch only.
+        tokenizer.with_padding(None);
+        tokenizer
+            .with_truncation(Some(TruncationParams {
+                max_length: max_tokens,
+                strategy: TruncationStrategy::LongestFirst,
+                stride: 0,
+                direction: TruncationDirection::Right,
+            }))
+            .map_err(|e| EmbedError::Tokenizer { path: tokenizer_path.clone(), message: e.to_string() })?;
+        let pad_id = tokenizer
+            .get_padding()
+            .map(|p| p.pad_id)
+            .or_else(|| tokenizer.token_to_id("[PAD]"))
+            .or_else(|| tokenizer.token_to_id("<pad>"))
+            .unwrap_or(0);
+        let mut info = model.info();
+        info.max_tokens = max_tokens;
+        Ok(Self { info, tokenizer, tokenizer_path, encoder, pad_id })
+    }
+
+    /// Token ids of one text as the model sees it (prefix and special tokens included).
+    pub fn token_ids(&self, text: &str) -> Result<Vec<u32>> {
+        let input = format!("{}{}", self.info.prefix, text);
+        let enc = self
+            .tokenizer
+            .encode(input, true)
+            .map_err(|e| EmbedError::Tokenizer { path: self.tokenizer_path.clone(), message: e.to_string() })?;
+        Ok(enc.get_ids().to_vec())
+    }
+
+    fn forward_batch(&self, ids: &[Vec<u32>]) -> Result<Vec<Vec<f32>>> {
+        let fail = |e: candle_core::Error| EmbedError::Forward { model: self.info.name.clone(), message: e.to_string() };
+        let seq = ids.iter().map(Vec::len).max().unwrap_or(0).max(1);
+        let mut flat = Vec::with_capacity(ids.len() * seq);
+        let mut mask = Vec::with_capacity(ids.len() * seq);
+        for row in ids {
+            flat.extend_from_slice(row);
+            flat.extend(std::iter::repeat_n(self.pad_id, seq - row.len()));
+            mask.extend(std::iter::repeat_n(1f32, row.len()));
+            mask.extend(std::iter::repeat_n(0f32, seq - row.len()));
+        }
+        let ids_t = Tensor::from_vec(flat, (ids.len(), seq), &Device::Cpu).map_err(fail)?;
+        let mask_t = Tensor::from_vec(mask, (ids.len(), seq), &Device::Cpu).map_err(fail)?;
+        let hidden = self.encoder.forward(&ids_t, &mask_t).map_err(fail)?;
+        let pooled = match self.info.pooling {
+            Pooling::Cls => hidden.narrow(1, 0, 1).and_then(|t| t.squeeze(1)),
+            _ => mean_pool(&hidden, &mask_t),
+        }
+        .map_err(fail)?;
+        let mut rows: Vec<Vec<f32>> = pooled.to_vec2().map_err(fail)?;
+        for r in &mut rows {
+            crate::l2_normalize(r);
+        }
+        Ok(rows)
+    }
+}
+
+impl Embedder for CandleEmbedder {
+    fn info(&self) -> &ModelInfo {
+        &self.info
+    }
+
+    fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        let ids = texts.iter().map(|t| self.token_ids(t)).collect::<Result<Vec<_>>>()?;
+        // Sort by length so each forward pass pads little; the order is a pure function of the
+        // inputs, so the same texts always meet the same batch-mates (byte-reproducible builds).
+        let mut order: Vec<usize> = (0..ids.len()).collect();
+        order.sort_by_key(|&i| (ids[i].len(), i));
+        let mut out = vec![Vec::new(); ids.len()];
+        for chunk in order.chunks(BATCH) {
+            let batch: Vec<Vec<u32>> = chunk.iter().map(|&i| ids[i].clone()).collect();
+            for (&i, v) in chunk.iter().zip(self.forward_batch(&batch)?) {
+                out[i] = v;
+            }
+        }
+        Ok(out)
+    }
+
+    fn embed(&self, text: &str) -> Result<Vec<f32>> {
+        let ids = self.token_ids(text)?;
+        Ok(self.forward_batch(&[ids])?.pop().unwrap_or_default())
+    }
+
+    fn count_tokens(&self, text: &str) -> Result<usize> {
+        Ok(self.token_ids(text)?.len())
+    }
+}

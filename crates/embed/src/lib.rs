@@ -1,0 +1,99 @@
+//! Sentence embeddings for switchyard.
+//!
+//! The [`Embedder`] trait is what the rest of switchyard depends on: a fingerprint that names the
+//! exact model, a width, and batched embedding of texts into L2-normalised vectors. The candle
+//! implementation ([`CandleEmbedder`], feature `candle`, on by default) runs BERT-family encoders
+//! from a model folder provisioned by `models/provision.py`, from any Hugging Face BERT folder,
+//! or from the local Hugging Face cache. [`HashEmbedder`] is a deterministic stand-in for tests.
+//!
+//! ```
+//! use switchyard_embed::{Embedder, HashEmbedder};
+//!
+//! let embedder = HashEmbedder::new(64);
+//! let v = embedder.embed("run the unit tests").unwrap();
+//! assert_eq!(v.len(), embedder.dim());
+//! let norm: f32 = v.iter().map(|x| x * x).sum();
+//! assert!((norm - 1.0).abs() < 1e-5);
+//! ```
+#![deny(missing_docs)]
+
+pub use crate::error::{EmbedError, Result};
+pub use crate::fingerprint::{Fingerprint, sha256_file, sha256_hex};
+pub use crate::hash_embedder::HashEmbedder;
+pub use crate::model::{
+    ModelFile, ModelInfo, ModelSourcePackage, ModelSpec, Pooling, ResolvedModel, SHORT_NAMES, WeightFormat,
+    from_dir, model_search_dirs, resolve,
+};
+
+#[cfg(feature = "candle")]
+pub use crate::candle_embedder::CandleEmbedder;
+
+#[cfg(feature = "candle")]
+mod bert;
+#[cfg(feature = "candle")]
+mod candle_embedder;
+#[cfg(feature = "candle")]
+mod e5file;
+mod error;
+mod fingerprint;
+mod hash_embedder;
+mod model;
+
+/// Turns texts into unit vectors. Implementations are `Send + Sync` so one loaded model serves
+/// every thread.
+pub trait Embedder: Send + Sync {
+    /// Name, width, prefix, pooling, token limit and fingerprint.
+    fn info(&self) -> &ModelInfo;
+
+    /// Embeds texts; row `i` of the result is the unit vector of `texts[i]`.
+    fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>>;
+
+    /// Embeds one text.
+    fn embed(&self, text: &str) -> Result<Vec<f32>> {
+        Ok(self.embed_batch(&[text])?.pop().unwrap_or_default())
+    }
+
+    /// Number of model tokens of `text`, specials and prefix included (after truncation).
+    fn count_tokens(&self, text: &str) -> Result<usize>;
+
+    /// The identity of the exact weights + tokenizer + pooling.
+    fn fingerprint(&self) -> Fingerprint {
+        self.info().fingerprint
+    }
+
+    /// Embedding width.
+    fn dim(&self) -> usize {
+        self.info().dim
+    }
+}
+
+/// Loads a model by what a user typed: `minilm`, `e5-small`, a folder, or a Hugging Face repo id
+/// already in the local cache.
+#[cfg(feature = "candle")]
+pub fn load(name: &str) -> Result<CandleEmbedder> {
+    CandleEmbedder::load(&resolve(name)?)
+}
+
+/// Scales `v` to unit length in place. The sum of squares runs in f64 so long vectors do not
+/// lose precision; a zero vector stays zero rather than becoming NaN.
+pub fn l2_normalize(v: &mut [f32]) {
+    let sum: f64 = v.iter().map(|&x| f64::from(x) * f64::from(x)).sum();
+    if sum > 0.0 && sum.is_finite() {
+        let inv = (1.0 / sum.sqrt()) as f32;
+        for x in v.iter_mut() {
+            *x *= inv;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zero_vector_stays_zero() {
+        let mut v = vec![0.0f32; 4];
+        l2_normalize(&mut v);
+        assert_eq!(v, vec![0.0; 4]);
+    }
+}

