@@ -1,1 +1,80 @@
-//! wip
+//! The switchyard index file: one little-endian file, read through `memmap2` without copying.
+//!
+//! # Layout
+//!
+//! **Header** (64 bytes at offset 0):
+//!
+//! | offset | field | type | value |
+//! |---|---|---|---|
+//! | 0 | magic | `[u8; 8]` | `b"SWYDIDX\0"` |
+//! | 8 | format_version | u32 | [`FORMAT_VERSION`] |
+//! | 12 | header_len | u32 | 64 |
+//! | 16 | flags | u64 | bit 0: rows unit-normalised; other bits are an error |
+//! | 24 | section_count | u32 | at most [`MAX_SECTIONS`] |
+//! | 28 | dim | u32 | embedding width |
+//! | 32 | model_fingerprint | `[u8; 16]` | see `switchyard_embed::Fingerprint` |
+//! | 48 | file_len | u64 | the file's exact length |
+//! | 56 | reserved | u32 | 0 |
+//! | 60 | header_crc32 | u32 | crc32 of bytes 0..60 |
+//!
+//! **Section table** at byte 64: `section_count` entries of 64 bytes,
+//! `{kind u32, dtype u32, offset u64, len u64, rows u64, cols u32, stride u32, crc32 u32, reserved [u8; 20]}`.
+//! Kinds ([`SectionKind`]): `tools`, `skills`, `modes`, `injections`, `benign` (f32 matrices),
+//! `strings` (UTF-8 row texts), `string_offsets` (u32, n + 1 entries), `meta` (bincode
+//! [`IndexMeta`]). Sections are written in that order.
+//!
+//! **Payloads**: every offset is a multiple of 64; matrices are row-major f32 with `stride` =
+//! `dim` rounded up to 16 floats, so each row starts on a 64-byte boundary; all padding is zero.
+//!
+//! # Validation on open, in order (each failure is its own [`FormatError`] variant)
+//! 1. length >= 64, magic, version within [`OLDEST_SUPPORTED_VERSION`]`..=`[`FORMAT_VERSION`];
+//! 2. header_len, header crc, flags, file_len == actual length, section_count <= 64;
+//! 3. each section: known kind and dtype, offset % 64 == 0, offset + len inside the file
+//!    (checked arithmetic), matrices `len == rows * stride * 4` and `cols == dim`, no duplicate
+//!    kinds, no overlaps;
+//! 4. payload crc32 and finite matrices (skip with [`OpenOptions::verify_payload`]`(false)`);
+//! 5. string offsets and metadata consistent with the matrices.
+//!
+//! Writes are atomic (temp file, fsync, rename, folder fsync) and deterministic: the same
+//! content gives the same bytes.
+//!
+//! ```
+//! use switchyard_format::*;
+//!
+//! let meta = IndexMeta {
+//!     model: ModelMeta { name: "m".into(), prefix: String::new(), dim: 2, max_tokens: 8,
+//!                        pooling: "mean".into(), fingerprint: "00".repeat(16) },
+//!     manifest_hash: String::new(), tools: vec![ItemMeta { name: "t".into(), description: "d".into(),
+//!         modes: vec!["any".into()], first_row: 0, row_count: 1, parameters: None, body: None }],
+//!     skills: vec![], modes: vec![], default_mode: "act".into(), injections: vec![], benign: vec![],
+//!     thresholds: Thresholds { tool_min: 0.3, skill_min: 0.3, mode_min: 0.3, injection: 0.7,
+//!                              memory_min: 0.3, unrelated_mean: 0.1, related_mean: 0.6 },
+//!     string_base: vec![0, 1, 1, 1, 1],
+//! };
+//! let mut w = IndexWriter::new(2, [0; 16]);
+//! w.matrix(SectionKind::Tools, vec![0.6, 0.8])?.strings(vec!["d".into()]).meta(&meta)?;
+//! let index = Index::from_bytes(&w.to_bytes()?, &OpenOptions::new())?;
+//! assert_eq!(index.matrix(SectionKind::Tools).row(0), &[0.6, 0.8]);
+//! assert_eq!(index.row_text(SectionKind::Tools, 0), "d");
+//! # Ok::<(), FormatError>(())
+//! ```
+#![deny(missing_docs)]
+#![warn(clippy::cast_possible_truncation)]
+
+#[cfg(target_endian = "big")]
+compile_error!("switchyard-format reads little-endian files through zero-copy views; big-endian hosts are not supported");
+
+pub use crate::error::{FormatError, Result};
+pub use crate::index::{Header, Index, MatrixView, OpenOptions, Section};
+pub use crate::layout::{
+    ALIGN, Dtype, FLAG_ROWS_NORMALISED, FORMAT_VERSION, HEADER_LEN, MAGIC, MAX_SECTIONS, OLDEST_SUPPORTED_VERSION,
+    SECTION_ENTRY_LEN, SectionKind, align_up, stride_for,
+};
+pub use crate::meta::{IndexMeta, ItemMeta, ModeMeta, ModelMeta, PatternMeta, Thresholds};
+pub use crate::writer::{IndexWriter, write_atomic};
+
+mod error;
+mod index;
+mod layout;
+mod meta;
+mod writer;

@@ -1,0 +1,145 @@
+//! Constants and section kinds of the on-disk layout.
+
+/// The first 8 bytes of every index.
+pub const MAGIC: [u8; 8] = *b"SWYDIDX\0";
+/// The version this build writes.
+pub const FORMAT_VERSION: u32 = 1;
+/// The oldest version this build reads.
+pub const OLDEST_SUPPORTED_VERSION: u32 = 1;
+/// Every section starts on a multiple of this many bytes.
+pub const ALIGN: usize = 64;
+/// Size of the header.
+pub const HEADER_LEN: usize = 64;
+/// Size of one section table entry.
+pub const SECTION_ENTRY_LEN: usize = 64;
+/// Upper bound on the section count, checked before the table is read.
+pub const MAX_SECTIONS: u32 = 64;
+/// Header flag: matrix rows are L2-normalised.
+pub const FLAG_ROWS_NORMALISED: u64 = 1;
+/// All flags this build knows.
+pub const KNOWN_FLAGS: u64 = FLAG_ROWS_NORMALISED;
+
+/// What a section holds. Codes are stable on disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum SectionKind {
+    /// f32 rows: tool descriptions and examples.
+    Tools,
+    /// f32 rows: skill descriptions and examples.
+    Skills,
+    /// f32 rows: mode descriptions and examples.
+    Modes,
+    /// f32 rows: known injection patterns.
+    Injections,
+    /// f32 rows: benign look-alikes of injection patterns.
+    Benign,
+    /// UTF-8 bytes of every row text, concatenated.
+    Strings,
+    /// u32 offsets into `Strings`: `n + 1` entries for `n` strings.
+    StringOffsets,
+    /// bincode-encoded [`crate::IndexMeta`].
+    Meta,
+}
+
+impl SectionKind {
+    /// Every kind in file order.
+    pub const ALL: [SectionKind; 8] = [
+        SectionKind::Tools,
+        SectionKind::Skills,
+        SectionKind::Modes,
+        SectionKind::Injections,
+        SectionKind::Benign,
+        SectionKind::Strings,
+        SectionKind::StringOffsets,
+        SectionKind::Meta,
+    ];
+
+    /// The matrix kinds.
+    pub const MATRICES: [SectionKind; 5] =
+        [SectionKind::Tools, SectionKind::Skills, SectionKind::Modes, SectionKind::Injections, SectionKind::Benign];
+
+    /// On-disk code.
+    pub fn code(self) -> u32 {
+        match self {
+            SectionKind::Tools => 1,
+            SectionKind::Skills => 2,
+            SectionKind::Modes => 3,
+            SectionKind::Injections => 4,
+            SectionKind::Benign => 5,
+            SectionKind::Strings => 6,
+            SectionKind::StringOffsets => 7,
+            SectionKind::Meta => 8,
+        }
+    }
+
+    /// Parses an on-disk code.
+    pub fn from_code(code: u32) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.code() == code)
+    }
+
+    /// Lowercase name, as used in messages and `switchyard inspect`.
+    pub fn name(self) -> &'static str {
+        match self {
+            SectionKind::Tools => "tools",
+            SectionKind::Skills => "skills",
+            SectionKind::Modes => "modes",
+            SectionKind::Injections => "injections",
+            SectionKind::Benign => "benign",
+            SectionKind::Strings => "strings",
+            SectionKind::StringOffsets => "string_offsets",
+            SectionKind::Meta => "meta",
+        }
+    }
+
+    /// The element type this kind must have.
+    pub fn dtype(self) -> Dtype {
+        match self {
+            SectionKind::Strings | SectionKind::Meta => Dtype::U8,
+            SectionKind::StringOffsets => Dtype::U32,
+            _ => Dtype::F32,
+        }
+    }
+
+    /// Whether this kind is an f32 matrix.
+    pub fn is_matrix(self) -> bool {
+        self.dtype() == Dtype::F32
+    }
+}
+
+/// Element type of a section. Codes are stable on disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Dtype {
+    /// Little-endian f32.
+    F32,
+    /// Bytes.
+    U8,
+    /// Little-endian u32.
+    U32,
+}
+
+impl Dtype {
+    /// On-disk code.
+    pub fn code(self) -> u32 {
+        match self {
+            Dtype::F32 => 1,
+            Dtype::U8 => 2,
+            Dtype::U32 => 3,
+        }
+    }
+
+    /// Parses an on-disk code.
+    pub fn from_code(code: u32) -> Option<Self> {
+        [Dtype::F32, Dtype::U8, Dtype::U32].into_iter().find(|d| d.code() == code)
+    }
+}
+
+/// Floats per stored row: `dim` rounded up to 16, so every row starts on a 64-byte boundary.
+pub fn stride_for(dim: usize) -> usize {
+    dim.div_ceil(16) * 16
+}
+
+/// Rounds `n` up to [`ALIGN`].
+pub fn align_up(n: usize) -> usize {
+    n.div_ceil(ALIGN) * ALIGN
+}

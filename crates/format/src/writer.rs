@@ -1,0 +1,182 @@
+use crate::layout::{
+    ALIGN, FLAG_ROWS_NORMALISED, FORMAT_VERSION, HEADER_LEN, MAGIC, SECTION_ENTRY_LEN, SectionKind, align_up,
+    stride_for,
+};
+use crate::{FormatError, IndexMeta, Result};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::Path;
+
+/// Builds an index in memory and writes it atomically. Sections are laid out in the fixed order
+/// of [`SectionKind::ALL`], so the same content always gives the same bytes.
+#[derive(Debug, Clone)]
+pub struct IndexWriter {
+    dim: usize,
+    fingerprint: [u8; 16],
+    matrices: BTreeMap<SectionKind, (usize, Vec<f32>)>,
+    strings: Vec<String>,
+    meta: Option<Vec<u8>>,
+}
+
+impl IndexWriter {
+    /// A writer for rows of width `dim`, stamped with a model fingerprint.
+    pub fn new(dim: usize, fingerprint: [u8; 16]) -> Self {
+        Self { dim, fingerprint, matrices: BTreeMap::new(), strings: Vec::new(), meta: None }
+    }
+
+    /// Sets a matrix from `rows * dim` floats (row-major, unpadded). Rows must be unit length or
+    /// zero, and finite.
+    pub fn matrix(&mut self, kind: SectionKind, data: Vec<f32>) -> Result<&mut Self> {
+        if !kind.is_matrix() {
+            return Err(FormatError::InvalidInput(format!("{} is not a matrix section", kind.name())));
+        }
+        if self.dim == 0 || data.len() % self.dim != 0 {
+            return Err(FormatError::InvalidInput(format!(
+                "{}: {} floats is not a whole number of rows of width {}",
+                kind.name(),
+                data.len(),
+                self.dim
+            )));
+        }
+        for (row, chunk) in data.chunks_exact(self.dim).enumerate() {
+            if chunk.iter().any(|x| !x.is_finite()) {
+                return Err(FormatError::InvalidInput(format!("{} row {row} holds NaN or infinity", kind.name())));
+            }
+            let norm: f64 = chunk.iter().map(|&x| f64::from(x) * f64::from(x)).sum();
+            if norm != 0.0 && (norm - 1.0).abs() > 1e-3 {
+                return Err(FormatError::InvalidInput(format!(
+                    "{} row {row} has squared norm {norm:.4}; rows must be L2-normalised",
+                    kind.name()
+                )));
+            }
+        }
+        let rows = data.len() / self.dim;
+        self.matrices.insert(kind, (rows, data));
+        Ok(self)
+    }
+
+    /// Sets the row texts (strings section).
+    pub fn strings(&mut self, strings: Vec<String>) -> &mut Self {
+        self.strings = strings;
+        self
+    }
+
+    /// Sets the metadata.
+    pub fn meta(&mut self, meta: &IndexMeta) -> Result<&mut Self> {
+        self.meta = Some(meta.encode()?);
+        Ok(self)
+    }
+
+    /// Serialises the whole file.
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        let stride = stride_for(self.dim);
+        let mut payloads: Vec<(SectionKind, Vec<u8>, u64, u32, u32)> = Vec::new(); // kind, bytes, rows, cols, stride
+        for kind in SectionKind::MATRICES {
+            let (rows, data) = match self.matrices.get(&kind) {
+                Some((r, d)) => (*r, d.as_slice()),
+                None => (0, &[][..]),
+            };
+            let mut bytes = Vec::with_capacity(rows * stride * 4);
+            for row in data.chunks_exact(self.dim.max(1)) {
+                for x in row {
+                    bytes.extend_from_slice(&x.to_le_bytes());
+                }
+                bytes.resize(bytes.len() + (stride - self.dim) * 4, 0);
+            }
+            payloads.push((kind, bytes, rows as u64, u32_of(self.dim)?, u32_of(stride)?));
+        }
+        let mut text = Vec::new();
+        let mut offsets = Vec::with_capacity((self.strings.len() + 1) * 4);
+        offsets.extend_from_slice(&0u32.to_le_bytes());
+        for s in &self.strings {
+            text.extend_from_slice(s.as_bytes());
+            offsets.extend_from_slice(&u32_of(text.len())?.to_le_bytes());
+        }
+        let n_strings = self.strings.len() as u64;
+        payloads.push((SectionKind::Strings, text.clone(), 0, 0, 0));
+        payloads.push((SectionKind::StringOffsets, offsets, n_strings + 1, 1, 1));
+        let meta = self.meta.clone().ok_or_else(|| FormatError::InvalidInput("metadata was not set".into()))?;
+        payloads.push((SectionKind::Meta, meta, 0, 0, 0));
+
+        let count = payloads.len();
+        let mut offset = align_up(HEADER_LEN + count * SECTION_ENTRY_LEN);
+        let mut table = Vec::with_capacity(count * SECTION_ENTRY_LEN);
+        let mut body_len = offset;
+        let mut placed = Vec::with_capacity(count);
+        for (kind, bytes, rows, cols, stride) in &payloads {
+            let len = bytes.len();
+            let mut e = Vec::with_capacity(SECTION_ENTRY_LEN);
+            e.extend_from_slice(&kind.code().to_le_bytes());
+            e.extend_from_slice(&kind.dtype().code().to_le_bytes());
+            e.extend_from_slice(&(offset as u64).to_le_bytes());
+            e.extend_from_slice(&(len as u64).to_le_bytes());
+            e.extend_from_slice(&rows.to_le_bytes());
+            e.extend_from_slice(&cols.to_le_bytes());
+            e.extend_from_slice(&stride.to_le_bytes());
+            e.extend_from_slice(&crc32fast::hash(bytes).to_le_bytes());
+            e.resize(SECTION_ENTRY_LEN, 0);
+            table.extend_from_slice(&e);
+            placed.push(offset);
+            body_len = offset + len;
+            offset = align_up(offset + len);
+        }
+        let file_len = align_up(body_len);
+        let mut out = vec![0u8; file_len];
+        out[0..8].copy_from_slice(&MAGIC);
+        out[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+        out[12..16].copy_from_slice(&(HEADER_LEN as u32).to_le_bytes());
+        out[16..24].copy_from_slice(&FLAG_ROWS_NORMALISED.to_le_bytes());
+        out[24..28].copy_from_slice(&u32_of(count)?.to_le_bytes());
+        out[28..32].copy_from_slice(&u32_of(self.dim)?.to_le_bytes());
+        out[32..48].copy_from_slice(&self.fingerprint);
+        out[48..56].copy_from_slice(&(file_len as u64).to_le_bytes());
+        // 56..60 reserved, zero.
+        let crc = crc32fast::hash(&out[0..60]);
+        out[60..64].copy_from_slice(&crc.to_le_bytes());
+        out[HEADER_LEN..HEADER_LEN + table.len()].copy_from_slice(&table);
+        for ((_, bytes, ..), at) in payloads.iter().zip(placed) {
+            out[at..at + bytes.len()].copy_from_slice(bytes);
+        }
+        debug_assert!(out.len() % ALIGN == 0);
+        Ok(out)
+    }
+
+    /// Writes the file atomically: a temp file in the same folder, fsync, rename over `path`,
+    /// fsync the folder. A crash leaves either the old file or the new one, never a mix.
+    pub fn write(&self, path: &Path) -> Result<()> {
+        let bytes = self.to_bytes()?;
+        write_atomic(path, &bytes)
+    }
+}
+
+fn u32_of(n: usize) -> Result<u32> {
+    u32::try_from(n).map_err(|_| FormatError::InvalidInput(format!("{n} does not fit the format's u32 fields")))
+}
+
+/// Writes `bytes` to `path` through a temp file + fsync + rename + folder fsync.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let io = |e| FormatError::Io { path: path.to_path_buf(), source: e };
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&dir).map_err(io)?;
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "index".into());
+    let tmp = dir.join(format!(".{name}.swyd.tmp{}", std::process::id()));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        drop(f);
+        std::fs::rename(&tmp, path)?;
+        // Persist the rename itself; opening a directory for sync is not possible everywhere.
+        if let Ok(d) = std::fs::File::open(&dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result.map_err(io)
+}
