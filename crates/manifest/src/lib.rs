@@ -1,1 +1,30 @@
-//! wip
+//! Typed manifests for switchyard: tools, skills, modes and injection patterns, loaded from a
+//! folder of TOML files and validated with errors that name the file, line and field.
+//!
+//! | file | tables | fields |
+//! |---|---|---|
+//! | `tools.toml` (required) | `[[tool]]` | `name` (unique, `[a-z0-9_.-]+`), `description`, `modes` (mode names or `"any"`), `examples`?, `parameters`? (a JSON-schema table) |
+//! | `skills.toml` | `[[skill]]` | `name`, `description`, `modes`, `examples`?, `body`? (path relative to the folder) |
+//! | `modes.toml` | `[[mode]]` | `name`, `description`, `keywords`, `examples`?, `base_tools`?, `base_skills`?, `rules`? (path) |
+//! | `injection.toml` | `[[pattern]]`, `[[benign]]` | `text`, `lang`, `category`? (patterns only) |
+//!
+//! ```
+//! let dir = tempfile::tempdir().unwrap();
+//! std::fs::write(dir.path().join("tools.toml"), r#"
+//! [[tool]]
+//! name = "read_file"
+//! description = "Read a file from the workspace"
+//! modes = ["any"]
+//! examples = ["show me src/main.rs"]
+//! "#).unwrap();
+//! let catalog = switchyard_manifest::Catalog::load(dir.path()).unwrap();
+//! assert_eq!(catalog.tools[0].name, "read_file");
+//! assert_eq!(catalog.tools[0].texts(), vec!["read file: Read a file from the workspace", "show me src/main.rs"]);
+//! ```
+#![deny(missing_docs)]
+
+pub use crate::catalog::{Benign, Catalog, Mode, Pattern, Skill, Tool, Warning};
+pub use crate::error::{ManifestError, Result};
+
+mod catalog;
+mod error;

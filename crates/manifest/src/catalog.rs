@@ -1,0 +1,470 @@
+use crate::{ManifestError, Result};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use toml::Spanned;
+
+/// A tool the agent can call.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Tool {
+    /// Unique id, `[a-z0-9_.-]+`.
+    pub name: String,
+    /// What it does, in one or two sentences.
+    pub description: String,
+    /// Modes it is offered in (`any` for all).
+    pub modes: Vec<String>,
+    /// Utterances a user might type for it.
+    pub examples: Vec<String>,
+    /// The callable definition (JSON schema), emitted as-is, never turned into prose.
+    pub parameters: Option<serde_json::Value>,
+}
+
+/// A skill: instructions the agent can follow.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Skill {
+    /// Unique id.
+    pub name: String,
+    /// What it is for.
+    pub description: String,
+    /// Modes it is offered in.
+    pub modes: Vec<String>,
+    /// Utterances that call for it.
+    pub examples: Vec<String>,
+    /// The full instructions, read from the `body` file.
+    pub body: Option<String>,
+}
+
+/// A working mode of the agent.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Mode {
+    /// Unique id.
+    pub name: String,
+    /// What the mode is for.
+    pub description: String,
+    /// Whole-word, case-insensitive keywords that select it (any language).
+    pub keywords: Vec<String>,
+    /// Tasks typical of the mode, for the semantic fallback.
+    pub examples: Vec<String>,
+    /// Tools always included in this mode.
+    pub base_tools: Vec<String>,
+    /// Skills always included in this mode.
+    pub base_skills: Vec<String>,
+    /// The mode's rules text, read from the `rules` file.
+    pub rules: Option<String>,
+}
+
+/// A known injection attack.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Pattern {
+    /// The attack text.
+    pub text: String,
+    /// Language tag.
+    pub lang: String,
+    /// Category (e.g. `override`, `exfiltration`).
+    pub category: Option<String>,
+}
+
+/// A benign text that looks like an attack, used to keep false positives down.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Benign {
+    /// The text.
+    pub text: String,
+    /// Language tag.
+    pub lang: String,
+}
+
+/// Something suspicious that is not an error.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Warning {
+    /// The file.
+    pub path: PathBuf,
+    /// 1-based line.
+    pub line: usize,
+    /// What looks wrong.
+    pub message: String,
+}
+
+impl std::fmt::Display for Warning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}: warning: {}", self.path.display(), self.line, self.message)
+    }
+}
+
+/// A validated manifest folder. Items are sorted by name.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Catalog {
+    /// Tools.
+    pub tools: Vec<Tool>,
+    /// Skills.
+    pub skills: Vec<Skill>,
+    /// Modes.
+    pub modes: Vec<Mode>,
+    /// Injection patterns, in file order.
+    pub patterns: Vec<Pattern>,
+    /// Benign look-alikes, in file order.
+    pub benign: Vec<Benign>,
+    /// Non-fatal findings.
+    #[serde(skip)]
+    pub warnings: Vec<Warning>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ToolsFile {
+    #[serde(default)]
+    tool: Vec<RawTool>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTool {
+    name: Spanned<String>,
+    description: Spanned<String>,
+    modes: Spanned<Vec<String>>,
+    #[serde(default)]
+    examples: Vec<String>,
+    #[serde(default)]
+    parameters: Option<toml::Table>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SkillsFile {
+    #[serde(default)]
+    skill: Vec<RawSkill>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSkill {
+    name: Spanned<String>,
+    description: Spanned<String>,
+    modes: Spanned<Vec<String>>,
+    #[serde(default)]
+    examples: Vec<String>,
+    #[serde(default)]
+    body: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ModesFile {
+    #[serde(default)]
+    mode: Vec<RawMode>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMode {
+    name: Spanned<String>,
+    description: Spanned<String>,
+    keywords: Vec<String>,
+    #[serde(default)]
+    examples: Vec<String>,
+    #[serde(default)]
+    base_tools: Option<Spanned<Vec<String>>>,
+    #[serde(default)]
+    base_skills: Option<Spanned<Vec<String>>>,
+    #[serde(default)]
+    rules: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct InjectionFile {
+    #[serde(default)]
+    pattern: Vec<RawPattern>,
+    #[serde(default)]
+    benign: Vec<RawBenign>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPattern {
+    text: Spanned<String>,
+    lang: String,
+    #[serde(default)]
+    category: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawBenign {
+    text: Spanned<String>,
+    lang: String,
+}
+
+/// One TOML file being read: its path and text, for line numbers.
+struct Source {
+    path: PathBuf,
+    text: String,
+}
+
+impl Source {
+    fn line(&self, span: std::ops::Range<usize>) -> usize {
+        self.text[..span.start.min(self.text.len())].matches('\n').count() + 1
+    }
+
+    fn invalid(&self, span: std::ops::Range<usize>, field: &str, message: impl Into<String>) -> ManifestError {
+        ManifestError::Invalid { path: self.path.clone(), line: self.line(span), field: field.into(), message: message.into() }
+    }
+
+    fn parse<T: serde::de::DeserializeOwned>(&self) -> Result<T> {
+        toml::from_str(&self.text).map_err(|e| ManifestError::Parse {
+            path: self.path.clone(),
+            line: e.span().map_or(1, |s| self.line(s)),
+            message: e.message().trim().to_string(),
+        })
+    }
+}
+
+fn read(dir: &Path, file: &str) -> Result<Option<Source>> {
+    let path = dir.join(file);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => Ok(Some(Source { path, text })),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(ManifestError::Io { path, source: e }),
+    }
+}
+
+fn valid_name(name: &str) -> bool {
+    !name.is_empty() && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"_.-".contains(&b))
+}
+
+/// Reads a file named by a manifest field, refusing paths that leave the folder.
+fn read_relative(src: &Source, dir: &Path, rel: &Spanned<String>, field: &str) -> Result<String> {
+    let p = Path::new(rel.get_ref());
+    if p.is_absolute() || p.components().any(|c| matches!(c, std::path::Component::ParentDir)) {
+        return Err(src.invalid(rel.span(), field, format!("{:?} escapes the manifest folder; use a path relative to {} without `..`", rel.get_ref(), dir.display())));
+    }
+    let full = dir.join(p);
+    let canonical_dir = dir.canonicalize().map_err(|e| ManifestError::Io { path: dir.to_path_buf(), source: e })?;
+    match full.canonicalize() {
+        Ok(c) if !c.starts_with(&canonical_dir) => {
+            Err(src.invalid(rel.span(), field, format!("{:?} resolves outside the manifest folder (symlink?)", rel.get_ref())))
+        }
+        Ok(c) => std::fs::read_to_string(&c).map_err(|e| src.invalid(rel.span(), field, format!("cannot read {}: {e}", c.display()))),
+        Err(_) => Err(src.invalid(rel.span(), field, format!("{} does not exist; create it or remove the field", full.display()))),
+    }
+}
+
+fn non_empty(src: &Source, s: &Spanned<String>, field: &str) -> Result<String> {
+    let t = s.get_ref().trim();
+    if t.is_empty() {
+        return Err(src.invalid(s.span(), field, "must not be empty; write one or two sentences saying what it does"));
+    }
+    Ok(t.to_string())
+}
+
+fn unique(src: &Source, seen: &mut BTreeMap<String, usize>, name: &Spanned<String>, field: &str) -> Result<String> {
+    let n = name.get_ref().clone();
+    if !valid_name(&n) {
+        return Err(src.invalid(name.span(), field, format!("{n:?} is not allowed; use lowercase letters, digits, `_`, `.` and `-`")));
+    }
+    if let Some(first) = seen.get(&n) {
+        return Err(src.invalid(name.span(), field, format!("{n:?} is already defined at line {first}; names must be unique")));
+    }
+    seen.insert(n.clone(), src.line(name.span()));
+    Ok(n)
+}
+
+fn check_modes(src: &Source, modes: &Spanned<Vec<String>>, known: &BTreeSet<String>, field: &str) -> Result<Vec<String>> {
+    if modes.get_ref().is_empty() {
+        return Err(src.invalid(modes.span(), field, "must list at least one mode, or \"any\""));
+    }
+    for m in modes.get_ref() {
+        if m != "any" && !known.contains(m) {
+            let allowed: Vec<&str> = known.iter().map(String::as_str).chain(["any"]).collect();
+            return Err(src.invalid(modes.span(), field, format!("mode {m:?} does not exist; allowed: {}", allowed.join(", "))));
+        }
+    }
+    Ok(modes.get_ref().clone())
+}
+
+fn clean_list(items: Vec<String>) -> Vec<String> {
+    items.into_iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()
+}
+
+/// Lowercase word set, for near-duplicate detection.
+fn words(s: &str) -> BTreeSet<String> {
+    s.split(|c: char| !c.is_alphanumeric()).filter(|w| w.len() > 2).map(str::to_lowercase).collect()
+}
+
+impl Catalog {
+    /// Loads and validates a manifest folder.
+    pub fn load(dir: &Path) -> Result<Self> {
+        let tools_src = read(dir, "tools.toml")?.ok_or_else(|| ManifestError::NoTools { dir: dir.to_path_buf() })?;
+        let modes_src = read(dir, "modes.toml")?;
+        let skills_src = read(dir, "skills.toml")?;
+        let inj_src = read(dir, "injection.toml")?;
+        let mut warnings = Vec::new();
+
+        // Modes first: tools and skills refer to them.
+        let mut raw_modes = Vec::new();
+        let mut mode_names = BTreeSet::new();
+        if let Some(src) = &modes_src {
+            let file: ModesFile = src.parse()?;
+            let mut seen = BTreeMap::new();
+            for m in file.mode {
+                let name = unique(src, &mut seen, &m.name, "mode.name")?;
+                mode_names.insert(name.clone());
+                raw_modes.push((name, m));
+            }
+        }
+
+        let src = &tools_src;
+        let file: ToolsFile = src.parse()?;
+        if file.tool.is_empty() {
+            return Err(ManifestError::Invalid { path: src.path.clone(), line: 1, field: "tool".into(), message: "no [[tool]] entries; add at least one".into() });
+        }
+        let mut seen = BTreeMap::new();
+        let mut tools = Vec::new();
+        let mut tool_lines = BTreeMap::new();
+        for t in file.tool {
+            let name = unique(src, &mut seen, &t.name, "tool.name")?;
+            tool_lines.insert(name.clone(), src.line(t.name.span()));
+            let parameters = match t.parameters {
+                Some(table) => Some(serde_json::to_value(&table).map_err(|e| src.invalid(t.name.span(), "tool.parameters", format!("not representable as JSON: {e}")))?),
+                None => None,
+            };
+            tools.push(Tool {
+                description: non_empty(src, &t.description, "tool.description")?,
+                modes: check_modes(src, &t.modes, &mode_names, "tool.modes")?,
+                examples: clean_list(t.examples),
+                parameters,
+                name,
+            });
+        }
+        near_duplicates(src, tools.iter().map(|t| (t.name.as_str(), t.description.as_str(), tool_lines[&t.name])), &mut warnings);
+
+        let mut skills = Vec::new();
+        if let Some(src) = &skills_src {
+            let file: SkillsFile = src.parse()?;
+            let mut seen = BTreeMap::new();
+            let mut lines = BTreeMap::new();
+            for s in file.skill {
+                let name = unique(src, &mut seen, &s.name, "skill.name")?;
+                lines.insert(name.clone(), src.line(s.name.span()));
+                let body = match &s.body {
+                    Some(rel) => Some(read_relative(src, dir, rel, "skill.body")?),
+                    None => None,
+                };
+                skills.push(Skill {
+                    description: non_empty(src, &s.description, "skill.description")?,
+                    modes: check_modes(src, &s.modes, &mode_names, "skill.modes")?,
+                    examples: clean_list(s.examples),
+                    body,
+                    name,
+                });
+            }
+            near_duplicates(src, skills.iter().map(|t| (t.name.as_str(), t.description.as_str(), lines[&t.name])), &mut warnings);
+        }
+
+        let tool_names: BTreeSet<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+        let skill_names: BTreeSet<&str> = skills.iter().map(|t| t.name.as_str()).collect();
+        let mut modes = Vec::new();
+        if let Some(src) = &modes_src {
+            for (name, m) in raw_modes {
+                let check = |list: &Option<Spanned<Vec<String>>>, known: &BTreeSet<&str>, field: &str, what: &str| -> Result<Vec<String>> {
+                    let Some(list) = list else { return Ok(Vec::new()) };
+                    for item in list.get_ref() {
+                        if !known.contains(item.as_str()) {
+                            return Err(src.invalid(list.span(), field, format!("{what} {item:?} does not exist; define it in {what}s.toml or remove it here")));
+                        }
+                    }
+                    Ok(list.get_ref().clone())
+                };
+                let rules = match &m.rules {
+                    Some(rel) => Some(read_relative(src, dir, rel, "mode.rules")?),
+                    None => None,
+                };
+                modes.push(Mode {
+                    description: non_empty(src, &m.description, "mode.description")?,
+                    keywords: clean_list(m.keywords).into_iter().map(|k| k.to_lowercase()).collect(),
+                    examples: clean_list(m.examples),
+                    base_tools: check(&m.base_tools, &tool_names, "mode.base_tools", "tool")?,
+                    base_skills: check(&m.base_skills, &skill_names, "mode.base_skills", "skill")?,
+                    rules,
+                    name,
+                });
+            }
+        }
+
+        let mut patterns = Vec::new();
+        let mut benign = Vec::new();
+        if let Some(src) = &inj_src {
+            let file: InjectionFile = src.parse()?;
+            for p in file.pattern {
+                patterns.push(Pattern { text: non_empty(src, &p.text, "pattern.text")?, lang: p.lang, category: p.category });
+            }
+            for b in file.benign {
+                benign.push(Benign { text: non_empty(src, &b.text, "benign.text")?, lang: b.lang });
+            }
+        }
+
+        tools.sort_by(|a, b| a.name.cmp(&b.name));
+        skills.sort_by(|a, b| a.name.cmp(&b.name));
+        modes.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(Self { tools, skills, modes, patterns, benign, warnings })
+    }
+
+    /// sha256 of the catalog's canonical JSON (bodies and rules included): two folders with the
+    /// same content hash the same, whatever their formatting or location.
+    pub fn content_hash(&self) -> String {
+        let json = serde_json::to_vec(self).unwrap_or_default();
+        Sha256::digest(&json).iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// The mode chosen when no rule decides: `act` if defined, else the first mode, else `act`.
+    pub fn default_mode(&self) -> String {
+        if self.modes.iter().any(|m| m.name == "act") || self.modes.is_empty() {
+            "act".into()
+        } else {
+            self.modes[0].name.clone()
+        }
+    }
+}
+
+fn near_duplicates<'a>(src: &Source, items: impl Iterator<Item = (&'a str, &'a str, usize)>, warnings: &mut Vec<Warning>) {
+    let items: Vec<(&str, BTreeSet<String>, usize)> = items.map(|(n, d, l)| (n, words(d), l)).collect();
+    for (i, (a, wa, _)) in items.iter().enumerate() {
+        for (b, wb, line) in &items[i + 1..] {
+            let inter = wa.intersection(wb).count();
+            let union = wa.union(wb).count().max(1);
+            if inter * 10 >= union * 9 {
+                warnings.push(Warning {
+                    path: src.path.clone(),
+                    line: *line,
+                    message: format!("{b} and {a} have near-identical descriptions; the router cannot tell them apart"),
+                });
+            }
+        }
+    }
+}
+
+fn humanize(name: &str) -> String {
+    name.replace(['_', '-', '.'], " ")
+}
+
+impl Tool {
+    /// The texts embedded for this tool, one row each: `"<name as words>: <description>"`, then
+    /// each example as written. The name is included because it is often the best keyword.
+    pub fn texts(&self) -> Vec<String> {
+        std::iter::once(format!("{}: {}", humanize(&self.name), self.description)).chain(self.examples.iter().cloned()).collect()
+    }
+}
+
+impl Skill {
+    /// The texts embedded for this skill (as for tools).
+    pub fn texts(&self) -> Vec<String> {
+        std::iter::once(format!("{}: {}", humanize(&self.name), self.description)).chain(self.examples.iter().cloned()).collect()
+    }
+}
+
+impl Mode {
+    /// The texts embedded for this mode: its description, then its examples.
+    pub fn texts(&self) -> Vec<String> {
+        std::iter::once(self.description.clone()).chain(self.examples.iter().cloned()).collect()
+    }
+}
