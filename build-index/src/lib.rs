@@ -1,1 +1,303 @@
-//! wip
+//! The offline builder: a manifest folder and an embedding model in, one index file out.
+//!
+//! ```no_run
+//! use switchyard_build_index::{BuildOptions, build_to_file};
+//! let embedder = switchyard_embed::load("minilm")?;
+//! let outcome = build_to_file(
+//!     std::path::Path::new("manifests"),
+//!     std::path::Path::new("switchyard.idx"),
+//!     &embedder,
+//!     &BuildOptions::default(),
+//! )?;
+//! println!("{outcome:?}");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Builds are byte-reproducible: items are sorted by name, texts are embedded in a fixed order
+//! and batching, and nothing time- or host-dependent is written.
+#![deny(missing_docs)]
+
+mod thresholds;
+
+pub use crate::thresholds::derive_thresholds;
+
+use rayon::prelude::*;
+use std::path::{Path, PathBuf};
+use switchyard_embed::Embedder;
+use switchyard_format::{
+    Index, IndexMeta, IndexWriter, ItemMeta, ModeMeta, ModelMeta, OpenOptions, PatternMeta, SectionKind,
+};
+use switchyard_manifest::Catalog;
+
+/// What can stop a build.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// The manifests are invalid.
+    #[error(transparent)]
+    Manifest(#[from] switchyard_manifest::ManifestError),
+    /// The model failed.
+    #[error(transparent)]
+    Embed(#[from] switchyard_embed::EmbedError),
+    /// The index could not be written.
+    #[error(transparent)]
+    Format(#[from] switchyard_format::FormatError),
+    /// The model returned vectors of the wrong width.
+    #[error("model {model} returned a vector of width {found} for {text:?}, expected {expected}")]
+    BadVector {
+        /// The model.
+        model: String,
+        /// The text.
+        text: String,
+        /// Its width.
+        expected: usize,
+        /// What came back.
+        found: usize,
+    },
+}
+
+/// The result type of this crate.
+pub type Result<T, E = BuildError> = std::result::Result<T, E>;
+
+/// Options for [`build_to_file`].
+#[derive(Default)]
+pub struct BuildOptions {
+    /// Rebuild even if the existing file matches the manifests and model.
+    pub force: bool,
+    /// Called with (texts embedded, total) as batches finish.
+    pub progress: Option<Box<dyn Fn(usize, usize) + Send + Sync>>,
+}
+
+impl std::fmt::Debug for BuildOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BuildOptions").field("force", &self.force).finish_non_exhaustive()
+    }
+}
+
+/// What [`build_to_file`] did.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum BuildOutcome {
+    /// The file already matched: nothing was done.
+    UpToDate {
+        /// The index.
+        path: PathBuf,
+        /// Its manifest hash.
+        manifest_hash: String,
+    },
+    /// A new file was written.
+    Built(BuildReport),
+}
+
+/// Counts and timings of a build.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct BuildReport {
+    /// The index written.
+    pub path: PathBuf,
+    /// Model name.
+    pub model: String,
+    /// Model fingerprint (hex).
+    pub fingerprint: String,
+    /// Manifest hash.
+    pub manifest_hash: String,
+    /// Rows per matrix.
+    pub rows: std::collections::BTreeMap<String, usize>,
+    /// File size.
+    pub bytes: usize,
+    /// Thresholds derived from the catalog.
+    pub thresholds: switchyard_format::Thresholds,
+    /// Manifest warnings.
+    pub warnings: Vec<String>,
+    /// Time spent embedding.
+    pub embed_ms: f64,
+    /// Total build time.
+    pub total_ms: f64,
+}
+
+/// Texts embedded per parallel work unit: each is one `embed_batch` call.
+const CHUNK: usize = 64;
+
+/// Embeds texts in fixed chunks, in parallel across chunks, keeping order.
+pub fn embed_all(embedder: &dyn Embedder, texts: &[String], progress: Option<&(dyn Fn(usize, usize) + Send + Sync)>) -> Result<Vec<Vec<f32>>> {
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let chunks: Vec<Vec<Vec<f32>>> = texts
+        .par_chunks(CHUNK)
+        .map(|chunk| {
+            let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
+            let out = embedder.embed_batch(&refs)?;
+            let n = done.fetch_add(chunk.len(), std::sync::atomic::Ordering::Relaxed) + chunk.len();
+            if let Some(p) = progress {
+                p(n, texts.len());
+            }
+            Ok(out)
+        })
+        .collect::<Result<_>>()?;
+    let out: Vec<Vec<f32>> = chunks.into_iter().flatten().collect();
+    let dim = embedder.dim();
+    for (v, t) in out.iter().zip(texts) {
+        if v.len() != dim {
+            return Err(BuildError::BadVector { model: embedder.info().name.clone(), text: t.clone(), expected: dim, found: v.len() });
+        }
+    }
+    Ok(out)
+}
+
+/// The row texts of each matrix, in [`SectionKind::MATRICES`] order.
+pub fn row_texts(catalog: &Catalog) -> [Vec<String>; 5] {
+    [
+        catalog.tools.iter().flat_map(|t| t.texts()).collect(),
+        catalog.skills.iter().flat_map(|s| s.texts()).collect(),
+        catalog.modes.iter().flat_map(|m| m.texts()).collect(),
+        catalog.patterns.iter().map(|p| p.text.clone()).collect(),
+        catalog.benign.iter().map(|b| b.text.clone()).collect(),
+    ]
+}
+
+/// Builds the index bytes for a catalog.
+pub fn build_bytes(catalog: &Catalog, embedder: &dyn Embedder, progress: Option<&(dyn Fn(usize, usize) + Send + Sync)>) -> Result<(Vec<u8>, IndexMeta, f64)> {
+    let info = embedder.info().clone();
+    let groups = row_texts(catalog);
+    let all: Vec<String> = groups.iter().flatten().cloned().collect();
+    let t0 = std::time::Instant::now();
+    let vectors = embed_all(embedder, &all, progress)?;
+    let embed_ms = t0.elapsed().as_secs_f64() * 1e3;
+
+    let mut matrices: Vec<Vec<f32>> = Vec::new();
+    let mut string_base = Vec::new();
+    let mut at = 0usize;
+    for g in &groups {
+        string_base.push(at as u32);
+        matrices.push(vectors[at..at + g.len()].iter().flatten().copied().collect());
+        at += g.len();
+    }
+
+    let items = |spans: Vec<(usize, &str, &str, &[String])>| -> Vec<(u32, u32)> {
+        let mut first = 0u32;
+        spans
+            .into_iter()
+            .map(|(rows, ..)| {
+                let r = (first, rows as u32);
+                first += rows as u32;
+                r
+            })
+            .collect()
+    };
+    let tool_spans = items(catalog.tools.iter().map(|t| (t.texts().len(), t.name.as_str(), t.description.as_str(), t.modes.as_slice())).collect());
+    let skill_spans = items(catalog.skills.iter().map(|t| (t.texts().len(), t.name.as_str(), t.description.as_str(), t.modes.as_slice())).collect());
+    let mode_spans = items(catalog.modes.iter().map(|m| (m.texts().len(), m.name.as_str(), m.description.as_str(), &[][..])).collect());
+
+    let tools: Vec<ItemMeta> = catalog
+        .tools
+        .iter()
+        .zip(&tool_spans)
+        .map(|(t, &(first_row, row_count))| ItemMeta {
+            name: t.name.clone(),
+            description: t.description.clone(),
+            modes: t.modes.clone(),
+            first_row,
+            row_count,
+            // serde_json::Value maps are BTreeMaps here, so the text is canonical.
+            parameters: t.parameters.as_ref().map(|p| p.to_string()),
+            body: None,
+        })
+        .collect();
+    let skills: Vec<ItemMeta> = catalog
+        .skills
+        .iter()
+        .zip(&skill_spans)
+        .map(|(s, &(first_row, row_count))| ItemMeta {
+            name: s.name.clone(),
+            description: s.description.clone(),
+            modes: s.modes.clone(),
+            first_row,
+            row_count,
+            parameters: None,
+            body: s.body.clone(),
+        })
+        .collect();
+    let modes: Vec<ModeMeta> = catalog
+        .modes
+        .iter()
+        .zip(&mode_spans)
+        .map(|(m, &(first_row, row_count))| ModeMeta {
+            name: m.name.clone(),
+            description: m.description.clone(),
+            keywords: m.keywords.clone(),
+            base_tools: m.base_tools.clone(),
+            base_skills: m.base_skills.clone(),
+            rules: m.rules.clone(),
+            first_row,
+            row_count,
+        })
+        .collect();
+
+    let dim = info.dim;
+    let spans_of = |v: &[(u32, u32)]| v.iter().map(|&(a, b)| (a as usize, b as usize)).collect::<Vec<_>>();
+    let thresholds = derive_thresholds(
+        dim,
+        (&matrices[0], &spans_of(&tool_spans)),
+        (&matrices[1], &spans_of(&skill_spans)),
+        (&matrices[2], &spans_of(&mode_spans)),
+        &matrices[3],
+    );
+
+    let meta = IndexMeta {
+        model: ModelMeta {
+            name: info.name.clone(),
+            prefix: info.prefix.clone(),
+            dim: dim as u32,
+            max_tokens: info.max_tokens as u32,
+            pooling: info.pooling.as_str().to_string(),
+            fingerprint: info.fingerprint.to_hex(),
+        },
+        manifest_hash: catalog.content_hash(),
+        tools,
+        skills,
+        modes,
+        default_mode: catalog.default_mode(),
+        injections: catalog.patterns.iter().map(|p| PatternMeta { lang: p.lang.clone(), category: p.category.clone() }).collect(),
+        benign: catalog.benign.iter().map(|b| PatternMeta { lang: b.lang.clone(), category: None }).collect(),
+        thresholds,
+        string_base,
+    };
+    let mut w = IndexWriter::new(dim, info.fingerprint.0);
+    for (kind, m) in SectionKind::MATRICES.into_iter().zip(matrices) {
+        w.matrix(kind, m)?;
+    }
+    w.strings(all).meta(&meta)?;
+    Ok((w.to_bytes()?, meta, embed_ms))
+}
+
+/// Validates `manifests`, and unless `out` already holds an index of the same manifests and
+/// model (and `force` is off), embeds and writes it atomically.
+pub fn build_to_file(manifests: &Path, out: &Path, embedder: &dyn Embedder, options: &BuildOptions) -> Result<BuildOutcome> {
+    let t0 = std::time::Instant::now();
+    let catalog = Catalog::load(manifests)?;
+    let hash = catalog.content_hash();
+    if !options.force && out.exists() {
+        if let Ok(existing) = Index::open(out, &OpenOptions::new()) {
+            if existing.meta().manifest_hash == hash && existing.header().fingerprint == embedder.fingerprint().0 {
+                return Ok(BuildOutcome::UpToDate { path: out.to_path_buf(), manifest_hash: hash });
+            }
+        }
+    }
+    let (bytes, meta, embed_ms) = build_bytes(&catalog, embedder, options.progress.as_deref())?;
+    switchyard_format::write_atomic(out, &bytes)?;
+    let rows = SectionKind::MATRICES
+        .iter()
+        .zip([catalog.tools.iter().map(|t| t.texts().len()).sum::<usize>(), catalog.skills.iter().map(|t| t.texts().len()).sum(), catalog.modes.iter().map(|t| t.texts().len()).sum(), catalog.patterns.len(), catalog.benign.len()])
+        .map(|(k, n)| (k.name().to_string(), n))
+        .collect();
+    Ok(BuildOutcome::Built(BuildReport {
+        path: out.to_path_buf(),
+        model: meta.model.name.clone(),
+        fingerprint: meta.model.fingerprint.clone(),
+        manifest_hash: hash,
+        rows,
+        bytes: bytes.len(),
+        thresholds: meta.thresholds.clone(),
+        warnings: catalog.warnings.iter().map(ToString::to_string).collect(),
+        embed_ms,
+        total_ms: t0.elapsed().as_secs_f64() * 1e3,
+    }))
+}
