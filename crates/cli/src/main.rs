@@ -1,1 +1,79 @@
-fn main() {}
+//! The `switchyard` command: argument parsing and output only; the work is in the libraries.
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+use std::io::Write;
+
+use std::process::ExitCode;
+
+mod commands;
+
+/// Decide what an LLM agent's prompt should contain: the right tools, skills, mode and context,
+/// offline, in milliseconds.
+#[derive(Parser, Debug)]
+#[command(name = "switchyard", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Embed one text and print the vector.
+    Embed(commands::EmbedArgs),
+    /// Build an index from a manifest folder (does nothing if it is already up to date).
+    BuildIndex(commands::BuildArgs),
+    /// Print an index's header, sections, counts and model.
+    Inspect(commands::InspectArgs),
+    /// Check every checksum of an index; exits 2 naming the damaged section.
+    Verify(commands::VerifyArgs),
+    /// Route a task: mode, tools and skills, with scores and reasons.
+    Route(commands::RouteArgs),
+    /// Screen untrusted texts against the index's injection patterns.
+    Screen(commands::ScreenArgs),
+    /// Check provisioned models against the digests in their model.toml.
+    Models(commands::ModelsArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Embed(a) => commands::embed(a),
+        Command::BuildIndex(a) => commands::build_index(a),
+        Command::Inspect(a) => commands::inspect(a),
+        Command::Verify(a) => commands::verify(a),
+        Command::Route(a) => commands::route(a),
+        Command::Screen(a) => commands::screen(a),
+        Command::Models(a) => commands::models(a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            // A closed pipe (`switchyard route ... | head`) is not a failure.
+            if err.chain().any(|e| e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)) {
+                return ExitCode::SUCCESS;
+            }
+            let _ = writeln!(std::io::stderr(), "switchyard: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Prints a value as pretty JSON to stdout.
+pub(crate) fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer_pretty(&mut out, value).context("writing JSON")?;
+    writeln!(out)?;
+    Ok(())
+}
+
+/// Resolves the model for an index: `--model` if given, else the model recorded in the index.
+pub(crate) fn model_for_index(model: Option<&str>, index: &std::path::Path) -> Result<String> {
+    if let Some(m) = model {
+        return Ok(m.to_string());
+    }
+    let idx = switchyard_format::Index::open(index, switchyard_format::OpenOptions::new().verify_payload(false))
+        .with_context(|| format!("opening {}", index.display()))?;
+    Ok(idx.meta().model.name.clone())
+}
+

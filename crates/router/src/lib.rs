@@ -1,1 +1,41 @@
-//! wip
+//! The runtime core of switchyard: one task embedding drives tool and skill selection, the
+//! semantic fallback of mode inference and (through the caller) memory search; untrusted
+//! entries are screened against the index's injection patterns with their stored embeddings.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use switchyard_router::{RouteOptions, RouterBuilder};
+//!
+//! let embedder = Arc::new(switchyard_embed::HashEmbedder::new(384));
+//! let router = RouterBuilder::new("switchyard.idx").max_tools(8).build(embedder)?;
+//! let decision = router.route("run the unit tests", &RouteOptions::default())?;
+//! println!("{} via {:?}: {:?}", decision.mode, decision.mode_source, decision.tool_names());
+//! # Ok::<(), switchyard_router::RouteError>(())
+//! ```
+//!
+//! Nothing on the per-task path reads files or parses anything: the index is memory-mapped
+//! and its tables are compiled once in [`RouterBuilder::build`].
+#![deny(missing_docs)]
+
+pub use crate::decision::{
+    AppliedThresholds, Decision, DropReason, Dropped, Metrics, ModeSource, Selected, SelectedBy, Timings,
+};
+pub use crate::error::{Result, RouteError};
+pub use crate::router::{RouteOptions, Router, RouterBuilder, Scratch};
+pub use crate::screen::{ScreenEntry, ScreenReport, Verdict};
+
+mod decision;
+mod error;
+pub mod kernels;
+pub mod keywords;
+mod router;
+mod screen;
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn router_is_send_and_sync() {
+        fn check<T: Send + Sync>() {}
+        check::<super::Router>();
+    }
+}

@@ -1,0 +1,295 @@
+use crate::{model_for_index, print_json};
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
+use switchyard_embed::Embedder;
+use switchyard_format::{Index, OpenOptions};
+use switchyard_router::{RouteOptions, RouterBuilder, ScreenEntry};
+
+/// Arguments of `switchyard embed`.
+#[derive(Args, Debug)]
+pub struct EmbedArgs {
+    /// The text to embed.
+    pub text: String,
+    /// Model: a short name (minilm, e5-small), a folder, or a cached Hugging Face repo id.
+    #[arg(long, default_value = "minilm")]
+    pub model: String,
+    /// Print JSON: {"model", "fingerprint", "dim", "tokens", "embedding"}.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn load_model(name: &str) -> Result<Arc<dyn Embedder>> {
+    let e = switchyard_embed::load(name).with_context(|| format!("loading model {name}"))?;
+    Ok(Arc::new(e))
+}
+
+pub fn embed(a: EmbedArgs) -> Result<()> {
+    let model = switchyard_embed::load(&a.model).with_context(|| format!("loading model {}", a.model))?;
+    let t = std::time::Instant::now();
+    let v = model.embed(&a.text)?;
+    let ms = t.elapsed().as_secs_f64() * 1e3;
+    let tokens = model.count_tokens(&a.text)?;
+    let info = model.info();
+    if a.json {
+        print_json(&serde_json::json!({
+            "model": info.name, "fingerprint": info.fingerprint.to_hex(), "dim": info.dim,
+            "tokens": tokens, "embedding": v, "embed_ms": ms,
+        }))
+    } else {
+        let head: Vec<String> = v.iter().take(8).map(|x| format!("{x:.4}")).collect();
+        println!("model        {}\nfingerprint  {}\ndim          {}\ntokens       {tokens}\nembed_ms     {ms:.2}\nembedding    [{}, ...]", info.name, info.fingerprint, info.dim, head.join(", "));
+        Ok(())
+    }
+}
+
+/// Arguments of `switchyard build-index`.
+#[derive(Args, Debug)]
+pub struct BuildArgs {
+    /// Manifest folder (tools.toml, skills.toml, modes.toml, injection.toml).
+    #[arg(long, default_value = "manifests")]
+    pub manifests: PathBuf,
+    /// Index file to write.
+    #[arg(long, default_value = "switchyard.idx")]
+    pub out: PathBuf,
+    /// Model: a short name (minilm, e5-small), a folder, or a cached Hugging Face repo id.
+    #[arg(long, default_value = "minilm")]
+    pub model: String,
+    /// Rebuild even when the file already matches the manifests and model.
+    #[arg(long)]
+    pub force: bool,
+    /// Print a JSON report (no progress bar).
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn build_index(a: BuildArgs) -> Result<()> {
+    let model = load_model(&a.model)?;
+    let bar = (!a.json && std::io::stderr().is_terminal()).then(|| {
+        let b = indicatif::ProgressBar::new(0);
+        b.set_style(indicatif::ProgressStyle::with_template("embedding {bar:40} {pos}/{len} texts {elapsed}").unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()));
+        b
+    });
+    let progress: Option<Box<dyn Fn(usize, usize) + Send + Sync>> = bar.clone().map(|b| {
+        Box::new(move |done: usize, total: usize| {
+            b.set_length(total as u64);
+            b.set_position(done as u64);
+        }) as Box<dyn Fn(usize, usize) + Send + Sync>
+    });
+    let options = switchyard_build_index::BuildOptions { force: a.force, progress };
+    let outcome = switchyard_build_index::build_to_file(&a.manifests, &a.out, model.as_ref(), &options)
+        .with_context(|| format!("building {} from {}", a.out.display(), a.manifests.display()))?;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    if a.json {
+        return print_json(&outcome);
+    }
+    match outcome {
+        switchyard_build_index::BuildOutcome::UpToDate { path, manifest_hash } => {
+            println!("{} is up to date (manifests {}, model {}); use --force to rebuild", path.display(), &manifest_hash[..12], a.model);
+        }
+        switchyard_build_index::BuildOutcome::Built(r) => {
+            for w in &r.warnings {
+                eprintln!("{w}");
+            }
+            let rows: Vec<String> = r.rows.iter().map(|(k, v)| format!("{k} {v}")).collect();
+            println!("wrote {} ({} bytes) with {} in {:.0} ms (embedding {:.0} ms)\nrows: {}", r.path.display(), r.bytes, r.model, r.total_ms, r.embed_ms, rows.join(", "));
+            let t = &r.thresholds;
+            println!("thresholds: tool {:.3}, skill {:.3}, mode {:.3}, injection {:.3} (unrelated {:.3}, related {:.3})", t.tool_min, t.skill_min, t.mode_min, t.injection, t.unrelated_mean, t.related_mean);
+        }
+    }
+    Ok(())
+}
+
+/// Arguments of `switchyard inspect`.
+#[derive(Args, Debug)]
+pub struct InspectArgs {
+    /// The index file.
+    pub file: PathBuf,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn inspect(a: InspectArgs) -> Result<()> {
+    let t = std::time::Instant::now();
+    let index = Index::open(&a.file, &OpenOptions::new())?;
+    let open_ms = t.elapsed().as_secs_f64() * 1e3;
+    let h = index.header();
+    let m = index.meta();
+    let sections: Vec<serde_json::Value> = index
+        .sections()
+        .iter()
+        .map(|s| serde_json::json!({"kind": s.kind.name(), "offset": s.offset, "len": s.len, "rows": s.rows, "cols": s.cols, "stride": s.stride, "crc32": format!("{:08x}", s.crc32)}))
+        .collect();
+    let report = serde_json::json!({
+        "path": a.file, "format_version": h.version, "dim": h.dim, "file_len": h.file_len, "flags": h.flags,
+        "model": m.model, "manifest_hash": m.manifest_hash, "sections": sections,
+        "counts": {"tools": m.tools.len(), "skills": m.skills.len(), "modes": m.modes.len(), "injections": m.injections.len(), "benign": m.benign.len()},
+        "default_mode": m.default_mode, "thresholds": m.thresholds, "open_ms": open_ms,
+    });
+    if a.json {
+        return print_json(&report);
+    }
+    println!("{}  format v{}  {} bytes  dim {}", a.file.display(), h.version, h.file_len, h.dim);
+    println!("model      {} ({}), prefix {:?}, pooling {}", m.model.name, m.model.fingerprint, m.model.prefix, m.model.pooling);
+    println!("manifests  {}", m.manifest_hash);
+    println!("counts     {} tools, {} skills, {} modes, {} injection patterns, {} benign", m.tools.len(), m.skills.len(), m.modes.len(), m.injections.len(), m.benign.len());
+    let t = &m.thresholds;
+    println!("thresholds tool {:.3}  skill {:.3}  mode {:.3}  injection {:.3}  memory {:.3}", t.tool_min, t.skill_min, t.mode_min, t.injection, t.memory_min);
+    println!("{:<16} {:>10} {:>10} {:>7} {:>5} {:>6} {:>9}", "section", "offset", "len", "rows", "cols", "stride", "crc32");
+    for s in index.sections() {
+        println!("{:<16} {:>10} {:>10} {:>7} {:>5} {:>6} {:>9}", s.kind.name(), s.offset, s.len, s.rows, s.cols, s.stride, format!("{:08x}", s.crc32));
+    }
+    Ok(())
+}
+
+/// Arguments of `switchyard verify`.
+#[derive(Args, Debug)]
+pub struct VerifyArgs {
+    /// The index file.
+    pub file: PathBuf,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn verify(a: VerifyArgs) -> Result<()> {
+    // Opening with verification checks every crc; `verify()` is explicit about it.
+    let index = Index::open(&a.file, &OpenOptions::new())?;
+    index.verify()?;
+    if a.json {
+        print_json(&serde_json::json!({"path": a.file, "ok": true, "sections": index.sections().len()}))
+    } else {
+        println!("{}: ok ({} sections, every checksum verified)", a.file.display(), index.sections().len());
+        Ok(())
+    }
+}
+
+/// Arguments of `switchyard route`.
+#[derive(Args, Debug)]
+pub struct RouteArgs {
+    /// The task.
+    pub task: String,
+    /// The index file.
+    #[arg(long, default_value = "switchyard.idx")]
+    pub index: PathBuf,
+    /// Mode (plan, act, review, ... or auto).
+    #[arg(long, default_value = "auto")]
+    pub mode: String,
+    /// Model (default: the one recorded in the index).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Hint: the session is interactive.
+    #[arg(long)]
+    pub interactive: bool,
+    /// Hint: the repository has uncommitted changes.
+    #[arg(long)]
+    pub git_changes: bool,
+    /// Print the full decision as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn route(a: RouteArgs) -> Result<()> {
+    let model = load_model(&model_for_index(a.model.as_deref(), &a.index)?)?;
+    let router = RouterBuilder::new(&a.index).build(model)?;
+    let options = RouteOptions { mode: Some(a.mode.clone()), interactive: a.interactive, git_changes: a.git_changes };
+    let d = router.route(&a.task, &options)?;
+    if a.json {
+        return print_json(&d);
+    }
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "mode    {} ({:?}{})", d.mode, d.mode_source, d.mode_detail.as_ref().map(|x| format!(": {x}")).unwrap_or_default())?;
+    if let Some(r) = &d.fallback_reason {
+        writeln!(out, "fallback {r}")?;
+    }
+    for (label, items) in [("tool", &d.tools), ("skill", &d.skills)] {
+        for s in items {
+            writeln!(out, "{label:<6} {:<24} {:>6.3}  {:<9} {}", s.name, s.score, format!("{:?}", s.by).to_lowercase(), truncate(&s.matched_text, 60))?;
+        }
+    }
+    let t = &d.metrics.timings;
+    writeln!(out, "embedding_calls {}  cache_hit {}  embed {:.2} ms  total {:.2} ms", d.metrics.embedding_calls, d.metrics.cache_hit, t.embed_ms, t.total_ms)?;
+    Ok(())
+}
+
+fn truncate(s: &str, n: usize) -> String {
+    if s.chars().count() <= n { s.to_string() } else { format!("{}...", s.chars().take(n).collect::<String>()) }
+}
+
+/// Arguments of `switchyard screen`.
+#[derive(Args, Debug)]
+pub struct ScreenArgs {
+    /// Untrusted texts to screen.
+    #[arg(required = true)]
+    pub texts: Vec<String>,
+    /// The index file.
+    #[arg(long, default_value = "switchyard.idx")]
+    pub index: PathBuf,
+    /// Model (default: the one recorded in the index).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn screen(a: ScreenArgs) -> Result<()> {
+    let model = load_model(&model_for_index(a.model.as_deref(), &a.index)?)?;
+    let router = RouterBuilder::new(&a.index).build(Arc::clone(&model))?;
+    let refs: Vec<&str> = a.texts.iter().map(String::as_str).collect();
+    let vectors = model.embed_batch(&refs)?;
+    let entries: Vec<ScreenEntry<'_>> = a.texts.iter().zip(&vectors).map(|(t, v)| ScreenEntry { text: t, embedding: v }).collect();
+    let report = router.screen(&entries)?;
+    if a.json {
+        return print_json(&report);
+    }
+    let mut all: Vec<_> = report.kept.iter().chain(&report.dropped).collect();
+    all.sort_by_key(|v| v.entry);
+    for v in all {
+        writeln!(std::io::stdout(), "{:<7} attack {:.3} benign {:.3}  {}", if v.flagged { "DROP" } else { "keep" }, v.attack_score, v.benign_score, truncate(&a.texts[v.entry], 70))?;
+    }
+    println!("threshold {:.3}, dropped {}", report.threshold, report.dropped_count);
+    Ok(())
+}
+
+/// Arguments of `switchyard models`.
+#[derive(Args, Debug)]
+pub struct ModelsArgs {
+    /// Models to verify (default: minilm and e5-small).
+    pub names: Vec<String>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn models(a: ModelsArgs) -> Result<()> {
+    let names = if a.names.is_empty() { vec!["minilm".to_string(), "e5-small".to_string()] } else { a.names };
+    let mut rows = Vec::new();
+    let mut failed = false;
+    for n in &names {
+        let r = switchyard_embed::resolve(n).and_then(|m| m.verify().map(|()| m));
+        match r {
+            Ok(m) => rows.push(serde_json::json!({"name": n, "ok": true, "dir": m.dir, "fingerprint": m.fingerprint().to_hex(), "dim": m.spec.dim, "license": m.spec.license})),
+            Err(e) => {
+                failed = true;
+                rows.push(serde_json::json!({"name": n, "ok": false, "error": e.to_string()}));
+            }
+        }
+    }
+    if a.json {
+        print_json(&rows)?;
+    } else {
+        for r in &rows {
+            println!("{:<10} {}", r["name"].as_str().unwrap_or(""), if r["ok"] == true { format!("ok  {}  {}", r["fingerprint"].as_str().unwrap_or(""), r["dir"].as_str().unwrap_or("")) } else { r["error"].as_str().unwrap_or("").to_string() });
+        }
+    }
+    if failed {
+        bail!("some models are missing or damaged");
+    }
+    Ok(())
+}

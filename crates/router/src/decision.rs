@@ -1,0 +1,157 @@
+//! What the router decided and why, serialisable as JSON.
+
+use serde::Serialize;
+use std::sync::Arc;
+
+/// Which step of mode inference decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ModeSource {
+    /// The caller named the mode.
+    Explicit,
+    /// A context hint (interactive session, pending git changes).
+    Hint,
+    /// A keyword rule of the index.
+    Keyword,
+    /// The semantic fallback over mode descriptions and examples.
+    Semantic,
+    /// Nothing decided: the index's default mode.
+    Default,
+    /// Chit-chat: no task, nothing selected.
+    Chitchat,
+}
+
+/// Why a tool or skill was selected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum SelectedBy {
+    /// A base item of the mode.
+    Base,
+    /// Cosine score against the task.
+    Semantic,
+    /// Word overlap with the task (fail-open path only).
+    Keyword,
+}
+
+/// Why a candidate was not selected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum DropReason {
+    /// Scored below the minimum.
+    BelowThreshold,
+    /// Not offered in the decided mode.
+    WrongMode,
+    /// Passed the threshold but `max_results` semantic picks were already taken.
+    OverMaxResults,
+    /// Cut by `max_tools` / `max_skills` after merging with the base set.
+    OverCap,
+}
+
+/// A selected tool or skill.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Selected {
+    /// Public id.
+    pub name: String,
+    /// Best row score (0 for base items the task did not score on).
+    pub score: f32,
+    /// How it got in.
+    pub by: SelectedBy,
+    /// The row that matched best: 0 is the description, 1.. the examples.
+    pub matched_row: u32,
+    /// That row's text.
+    pub matched_text: String,
+}
+
+/// A candidate left out.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Dropped {
+    /// Public id.
+    pub name: String,
+    /// `tool` or `skill`.
+    pub kind: &'static str,
+    /// Its best score.
+    pub score: f32,
+    /// Why.
+    pub reason: DropReason,
+}
+
+/// Milliseconds spent per stage.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Timings {
+    /// Embedding the task (0 on a cache hit).
+    pub embed_ms: f64,
+    /// Mode inference.
+    pub mode_ms: f64,
+    /// Tool and skill scoring and selection.
+    pub select_ms: f64,
+    /// The whole call.
+    pub total_ms: f64,
+}
+
+/// Counters of one call.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Metrics {
+    /// Calls made to the embedding model: 1, or 0 on a cache hit, chit-chat or fail-open.
+    pub embedding_calls: u32,
+    /// Whether the task embedding came from the cache.
+    pub cache_hit: bool,
+    /// Stage timings.
+    pub timings: Timings,
+}
+
+/// The thresholds in force for the call.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AppliedThresholds {
+    /// Tool minimum.
+    pub tool_min: f32,
+    /// Skill minimum.
+    pub skill_min: f32,
+    /// Mode minimum (semantic fallback).
+    pub mode_min: f32,
+}
+
+/// The full account of one routing call.
+#[derive(Debug, Clone, Serialize)]
+pub struct Decision {
+    /// The task as given.
+    pub task: String,
+    /// The decided mode.
+    pub mode: String,
+    /// Which step decided it.
+    pub mode_source: ModeSource,
+    /// What the deciding step matched (keyword, hint, best mode score).
+    pub mode_detail: Option<String>,
+    /// Whether the task was recognised as chit-chat.
+    pub chitchat: bool,
+    /// Selected tools, base first then by score.
+    pub tools: Vec<Selected>,
+    /// Selected skills.
+    pub skills: Vec<Selected>,
+    /// Candidates left out (nearest misses only for `below_threshold`).
+    pub dropped: Vec<Dropped>,
+    /// Thresholds used.
+    pub thresholds: AppliedThresholds,
+    /// Set when the model failed or ran over budget and deterministic signals answered.
+    pub fallback_reason: Option<String>,
+    /// Counters and timings.
+    pub metrics: Metrics,
+    /// The task's unit embedding, for the caller's other lookups (memory search): shared, so
+    /// the task is embedded once per call whatever consumes it.
+    #[serde(skip)]
+    pub embedding: Option<Arc<[f32]>>,
+}
+
+impl Decision {
+    /// Names of the selected tools.
+    pub fn tool_names(&self) -> Vec<&str> {
+        self.tools.iter().map(|t| t.name.as_str()).collect()
+    }
+
+    /// Names of the selected skills.
+    pub fn skill_names(&self) -> Vec<&str> {
+        self.skills.iter().map(|t| t.name.as_str()).collect()
+    }
+}

@@ -1,0 +1,57 @@
+use std::path::PathBuf;
+
+/// Why a router could not be built or a call could not be answered.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RouteError {
+    /// The index file was refused.
+    #[error(transparent)]
+    Format(#[from] switchyard_format::FormatError),
+    /// The index was built with another model.
+    #[error(
+        "index {path} was built with model {index_model} (fingerprint {index_fingerprint}) but the router was given {model} (fingerprint {fingerprint}); use --model {index_model}, or rebuild it with switchyard build-index --model {model}"
+    )]
+    ModelMismatch {
+        /// The index file.
+        path: PathBuf,
+        /// Model recorded in the index.
+        index_model: String,
+        /// Its fingerprint.
+        index_fingerprint: String,
+        /// Model given.
+        model: String,
+        /// Its fingerprint.
+        fingerprint: String,
+    },
+    /// A configuration value is out of range.
+    #[error("router config: {field}: {message}")]
+    Config {
+        /// The setting.
+        field: &'static str,
+        /// What is wrong.
+        message: String,
+    },
+    /// An explicit mode names no mode of the index.
+    #[error("mode {mode:?} is not defined in index {path}; known modes: {known}")]
+    UnknownMode {
+        /// The index.
+        path: PathBuf,
+        /// The mode asked for.
+        mode: String,
+        /// The modes available.
+        known: String,
+    },
+    /// An entry's embedding has the wrong width.
+    #[error("entry {index}: embedding has {found} values but the index dim is {expected}; re-embed it with the index's model")]
+    BadEmbedding {
+        /// Position of the entry.
+        index: usize,
+        /// Its width.
+        found: usize,
+        /// The index width.
+        expected: usize,
+    },
+}
+
+/// The result type of this crate.
+pub type Result<T, E = RouteError> = std::result::Result<T, E>;

@@ -1,0 +1,566 @@
+use crate::decision::{AppliedThresholds, Decision, DropReason, Dropped, Metrics, ModeSource, Selected, SelectedBy};
+use crate::keywords::{Keyword, words};
+use crate::kernels;
+use crate::{Result, RouteError};
+use lru::LruCache;
+use std::num::NonZeroUsize;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use switchyard_embed::Embedder;
+use switchyard_format::{Index, ItemMeta, OpenOptions, SectionKind};
+
+/// Router settings. Every default is a setting, not a constant in code.
+#[derive(Debug, Clone)]
+struct RouterConfig {
+    /// Most tools in a decision, base tools included.
+    max_tools: usize,
+    /// Most skills in a decision, base skills included.
+    max_skills: usize,
+    /// Most items picked by score (per kind), before merging with the base set.
+    max_results: usize,
+    /// Overrides of the index's derived thresholds.
+    tool_min: Option<f32>,
+    skill_min: Option<f32>,
+    mode_min: Option<f32>,
+    injection: Option<f32>,
+    /// Margin by which an entry's attack score must beat its benign score to be flagged.
+    injection_margin: f32,
+    /// Task embeddings kept (0 disables the cache).
+    cache_size: usize,
+    /// Longest wait for the embedder before answering from deterministic signals.
+    embed_budget: Option<Duration>,
+    /// Whether the semantic mode fallback runs.
+    semantic_modes: bool,
+    /// Nearest misses reported as `below_threshold`, per kind.
+    near_misses: usize,
+    /// Verify payload checksums on open.
+    verify: bool,
+}
+
+impl Default for RouterConfig {
+    fn default() -> Self {
+        Self {
+            max_tools: 10,
+            max_skills: 3,
+            max_results: 5,
+            tool_min: None,
+            skill_min: None,
+            mode_min: None,
+            injection: None,
+            injection_margin: 0.0,
+            cache_size: 256,
+            embed_budget: None,
+            semantic_modes: true,
+            near_misses: 3,
+            verify: true,
+        }
+    }
+}
+
+/// Builds a [`Router`]: `RouterBuilder::new(path).max_tools(8).build(embedder)?`.
+#[derive(Debug, Clone)]
+pub struct RouterBuilder {
+    path: PathBuf,
+    config: RouterConfig,
+}
+
+macro_rules! setter {
+    ($(#[$doc:meta])* $name:ident: $ty:ty => $field:ident) => {
+        $(#[$doc])*
+        pub fn $name(&mut self, value: $ty) -> &mut Self {
+            self.config.$field = value;
+            self
+        }
+    };
+}
+
+impl RouterBuilder {
+    /// A builder for the index at `path`.
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        Self { path: path.into(), config: RouterConfig::default() }
+    }
+
+    setter!(/// Most tools per decision (default 10).
+        max_tools: usize => max_tools);
+    setter!(/// Most skills per decision (default 3).
+        max_skills: usize => max_skills);
+    setter!(/// Most items picked by score per kind (default 5).
+        max_results: usize => max_results);
+    setter!(/// Overrides the index's tool threshold.
+        tool_min: Option<f32> => tool_min);
+    setter!(/// Overrides the index's skill threshold.
+        skill_min: Option<f32> => skill_min);
+    setter!(/// Overrides the index's mode threshold.
+        mode_min: Option<f32> => mode_min);
+    setter!(/// Overrides the index's injection threshold.
+        injection_threshold: Option<f32> => injection);
+    setter!(/// Margin an attack score must beat the benign score by (default 0).
+        injection_margin: f32 => injection_margin);
+    setter!(/// Task embeddings cached (default 256; 0 disables).
+        cache_size: usize => cache_size);
+    setter!(/// Longest wait for the embedder (default none).
+        embed_budget: Option<Duration> => embed_budget);
+    setter!(/// Whether the semantic mode fallback runs (default true).
+        semantic_modes: bool => semantic_modes);
+    setter!(/// Verify index checksums on open (default true).
+        verify_payload: bool => verify);
+
+    /// Opens the index, checks the model fingerprint and precomputes the per-item tables.
+    pub fn build(&self, embedder: Arc<dyn Embedder>) -> Result<Router> {
+        let c = &self.config;
+        if c.max_results == 0 && c.max_tools == 0 {
+            return Err(RouteError::Config { field: "max_results", message: "both max_results and max_tools are 0: nothing could ever be selected".into() });
+        }
+        for (field, v) in [("tool_min", c.tool_min), ("skill_min", c.skill_min), ("mode_min", c.mode_min), ("injection_threshold", c.injection)] {
+            if let Some(v) = v {
+                if !(-1.0..=1.0).contains(&v) {
+                    return Err(RouteError::Config { field, message: format!("{v} is not a cosine score in -1..=1") });
+                }
+            }
+        }
+        let index = Index::open(&self.path, OpenOptions::new().verify_payload(c.verify))?;
+        let info = embedder.info();
+        if index.header().fingerprint != info.fingerprint.0 || index.dim() != info.dim {
+            let m = &index.meta().model;
+            return Err(RouteError::ModelMismatch {
+                path: self.path.clone(),
+                index_model: m.name.clone(),
+                index_fingerprint: m.fingerprint.clone(),
+                model: info.name.clone(),
+                fingerprint: info.fingerprint.to_hex(),
+            });
+        }
+        Router::from_index(index, embedder, c.clone())
+    }
+}
+
+/// A compiled view of one item kind (tools or skills) for fast per-task work.
+#[derive(Debug)]
+struct ItemTable {
+    kind: SectionKind,
+    label: &'static str,
+    /// `row_owner[row]` = item index.
+    row_owner: Vec<u32>,
+    /// Per item: the set of mode indices it is offered in (`None` = any).
+    modes: Vec<Option<Vec<usize>>>,
+    /// Lowercase words of name and description, for the fail-open keyword match.
+    words: Vec<Vec<String>>,
+}
+
+/// What selection scores against: the task embedding, or (fail-open) its content words.
+enum Signal<'a> {
+    Embedding(&'a [f32]),
+    Words(&'a [String]),
+}
+
+/// The per-kind settings of one selection.
+struct Pick<'a> {
+    base: &'a [String],
+    mode: Option<usize>,
+    min: f32,
+    cap: usize,
+}
+
+/// Words too common to count as a keyword match in the fail-open path.
+const STOPWORDS: &[&str] = &[
+    "the", "and", "for", "with", "this", "that", "from", "into", "please", "can", "you", "our", "all", "are", "was", "what", "how",
+    "why", "when", "where", "which", "who", "not", "but", "have", "has", "make", "let", "its", "out", "about", "some", "any",
+    "una", "uno", "los", "las", "del", "que", "por", "para", "com", "uma", "dos", "das", "não", "les", "des", "une", "pour",
+    "avec", "dans", "der", "die", "das", "und", "mit", "den", "ein", "eine",
+];
+
+fn is_content_word(w: &str) -> bool {
+    w.chars().count() >= 3 && !STOPWORDS.contains(&w)
+}
+
+/// Per-call buffers, reused across calls on one thread.
+#[derive(Debug, Default)]
+pub struct Scratch {
+    row_scores: Vec<f32>,
+}
+
+/// Options of one routing call.
+#[derive(Debug, Clone, Default)]
+pub struct RouteOptions {
+    /// An explicit mode (`None` or `"auto"` infers it).
+    pub mode: Option<String>,
+    /// The session is interactive (hint: plan).
+    pub interactive: bool,
+    /// The repository has uncommitted changes (hint: act).
+    pub git_changes: bool,
+}
+
+/// Routes tasks against one index with one embedder. `Send + Sync`: share it across threads.
+pub struct Router {
+    index: Index,
+    embedder: Arc<dyn Embedder>,
+    config: RouterConfig,
+    tools: ItemTable,
+    skills: ItemTable,
+    mode_keywords: Vec<Vec<Keyword>>,
+    mode_row_owner: Vec<u32>,
+    cache: Option<Mutex<LruCache<String, Arc<[f32]>>>>,
+}
+
+impl std::fmt::Debug for Router {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Router").field("index", &self.index.path()).field("config", &self.config).finish_non_exhaustive()
+    }
+}
+
+const CHITCHAT: &[&str] = &[
+    "hi", "hello", "hey", "yo", "thanks", "thank you", "thx", "ty", "ok", "okay", "cool", "nice", "great", "bye", "good morning",
+    "good night", "good evening", "how are you", "olá", "oi", "obrigado", "obrigada", "valeu", "bom dia", "boa tarde", "tchau",
+    "merci", "bonjour", "salut", "bonsoir", "hola", "gracias", "buenos días", "adiós", "danke", "hallo", "tschüss", "ciao",
+    "grazie", "buongiorno", "こんにちは", "ありがとう", "你好", "谢谢",
+];
+
+impl Router {
+    fn from_index(index: Index, embedder: Arc<dyn Embedder>, config: RouterConfig) -> Result<Self> {
+        let meta = index.meta();
+        let mode_pos = |name: &str| meta.modes.iter().position(|m| m.name == name);
+        let table = |kind: SectionKind, label: &'static str, items: &[ItemMeta]| -> ItemTable {
+            let rows = index.matrix(kind).rows();
+            let mut row_owner = vec![0u32; rows];
+            for (i, it) in items.iter().enumerate() {
+                for r in it.first_row..it.first_row + it.row_count {
+                    row_owner[r as usize] = i as u32;
+                }
+            }
+            ItemTable {
+                kind,
+                label,
+                row_owner,
+                modes: items
+                    .iter()
+                    .map(|it| if it.modes.iter().any(|m| m == "any") { None } else { Some(it.modes.iter().filter_map(|m| mode_pos(m)).collect()) })
+                    .collect(),
+                words: items
+                    .iter()
+                    .map(|it| words(&format!("{} {}", it.name.replace(['_', '-', '.'], " "), it.description)).into_iter().map(|(_, w)| w).collect())
+                    .collect(),
+            }
+        };
+        let tools = table(SectionKind::Tools, "tool", &meta.tools);
+        let skills = table(SectionKind::Skills, "skill", &meta.skills);
+        let mode_keywords = meta.modes.iter().map(|m| m.keywords.iter().map(|k| Keyword::new(k)).collect()).collect();
+        let mut mode_row_owner = vec![0u32; index.matrix(SectionKind::Modes).rows()];
+        for (i, m) in meta.modes.iter().enumerate() {
+            for r in m.first_row..m.first_row + m.row_count {
+                mode_row_owner[r as usize] = i as u32;
+            }
+        }
+        let cache = NonZeroUsize::new(config.cache_size).map(|n| Mutex::new(LruCache::new(n)));
+        Ok(Self { index, embedder, config, tools, skills, mode_keywords, mode_row_owner, cache })
+    }
+
+    /// The mapped index.
+    pub fn index(&self) -> &Index {
+        &self.index
+    }
+
+    /// The embedder.
+    pub fn embedder(&self) -> &Arc<dyn Embedder> {
+        &self.embedder
+    }
+
+    /// The injection threshold in force (override or the index's).
+    pub fn injection_threshold(&self) -> f32 {
+        self.config.injection.unwrap_or(self.index.meta().thresholds.injection)
+    }
+
+    /// The margin of the screening contrast rule.
+    pub fn injection_margin(&self) -> f32 {
+        self.config.injection_margin
+    }
+
+    fn thresholds(&self) -> AppliedThresholds {
+        let t = &self.index.meta().thresholds;
+        AppliedThresholds {
+            tool_min: self.config.tool_min.unwrap_or(t.tool_min),
+            skill_min: self.config.skill_min.unwrap_or(t.skill_min),
+            mode_min: self.config.mode_min.unwrap_or(t.mode_min),
+        }
+    }
+
+    /// Routes with a fresh scratch buffer; see [`Router::route_with`].
+    pub fn route(&self, task: &str, options: &RouteOptions) -> Result<Decision> {
+        self.route_with(task, options, &mut Scratch::default())
+    }
+
+    /// Decides mode, tools and skills for `task`, embedding it at most once.
+    pub fn route_with(&self, task: &str, options: &RouteOptions, scratch: &mut Scratch) -> Result<Decision> {
+        let t0 = Instant::now();
+        let meta = self.index.meta();
+        let thresholds = self.thresholds();
+        let lower = task.to_lowercase();
+        let task_words = words(task);
+        let mut metrics = Metrics::default();
+
+        // Explicit mode first: it is validated even for chit-chat.
+        let explicit = match options.mode.as_deref() {
+            None | Some("auto") | Some("") => None,
+            Some(m) => Some(meta.modes.iter().position(|x| x.name == m).map(|_| m.to_string()).ok_or_else(|| RouteError::UnknownMode {
+                path: self.index.path().to_path_buf(),
+                mode: m.to_string(),
+                known: meta.modes.iter().map(|x| x.name.as_str()).collect::<Vec<_>>().join(", "),
+            })?),
+        };
+        let keyword = self.keyword_mode(&lower, &task_words);
+
+        if self.is_chitchat(task, &lower, keyword.is_some()) {
+            metrics.timings.total_ms = ms(t0);
+            return Ok(Decision {
+                task: task.to_string(),
+                mode: explicit.unwrap_or_else(|| meta.default_mode.clone()),
+                mode_source: ModeSource::Chitchat,
+                mode_detail: None,
+                chitchat: true,
+                tools: Vec::new(),
+                skills: Vec::new(),
+                dropped: Vec::new(),
+                thresholds,
+                fallback_reason: None,
+                metrics,
+                embedding: None,
+            });
+        }
+
+        // One embedding, shared by every lookup below and handed to the caller.
+        let te = Instant::now();
+        let (embedding, fallback_reason) = match self.task_embedding(task, &mut metrics) {
+            Ok(e) => (Some(e), None),
+            Err(reason) => (None, Some(reason)),
+        };
+        metrics.timings.embed_ms = ms(te);
+
+        let tm = Instant::now();
+        let (mode, mode_source, mode_detail) = if let Some(m) = explicit {
+            (m, ModeSource::Explicit, None)
+        } else if options.interactive && meta.modes.iter().any(|m| m.name == "plan") {
+            ("plan".to_string(), ModeSource::Hint, Some("interactive".to_string()))
+        } else if options.git_changes && meta.modes.iter().any(|m| m.name == "act") {
+            ("act".to_string(), ModeSource::Hint, Some("git_changes".to_string()))
+        } else if let Some((m, kw)) = keyword {
+            (meta.modes[m].name.clone(), ModeSource::Keyword, Some(kw))
+        } else if let Some((m, score)) = embedding.as_deref().and_then(|e| self.semantic_mode(e, thresholds.mode_min, scratch)) {
+            (meta.modes[m].name.clone(), ModeSource::Semantic, Some(format!("{score:.3}")))
+        } else {
+            (meta.default_mode.clone(), ModeSource::Default, None)
+        };
+        metrics.timings.mode_ms = ms(tm);
+
+        let ts = Instant::now();
+        let mode_idx = meta.modes.iter().position(|m| m.name == mode);
+        let base_tools = mode_idx.map(|i| meta.modes[i].base_tools.as_slice()).unwrap_or(&[]);
+        let base_skills = mode_idx.map(|i| meta.modes[i].base_skills.as_slice()).unwrap_or(&[]);
+        let mut dropped = Vec::new();
+        let content: Vec<String> = task_words.iter().map(|(_, w)| w.clone()).filter(|w| is_content_word(w)).collect();
+        let signal = match embedding.as_deref() {
+            Some(e) => Signal::Embedding(e),
+            None => Signal::Words(&content),
+        };
+        let tools = self.select(&self.tools, &meta.tools, Pick { base: base_tools, mode: mode_idx, min: thresholds.tool_min, cap: self.config.max_tools }, &signal, scratch, &mut dropped);
+        let skills = self.select(&self.skills, &meta.skills, Pick { base: base_skills, mode: mode_idx, min: thresholds.skill_min, cap: self.config.max_skills }, &signal, scratch, &mut dropped);
+        metrics.timings.select_ms = ms(ts);
+        metrics.timings.total_ms = ms(t0);
+        Ok(Decision {
+            task: task.to_string(),
+            mode,
+            mode_source,
+            mode_detail,
+            chitchat: false,
+            tools,
+            skills,
+            dropped,
+            thresholds,
+            fallback_reason,
+            metrics,
+            embedding,
+        })
+    }
+
+    /// Chit-chat: a known greeting or thanks, or a very short text with no task signal.
+    fn is_chitchat(&self, task: &str, lower: &str, has_keyword: bool) -> bool {
+        let trimmed: String = lower.trim().trim_matches(|c: char| !c.is_alphanumeric()).to_string();
+        if trimmed.is_empty() {
+            return true;
+        }
+        if CHITCHAT.contains(&trimmed.as_str()) {
+            return true;
+        }
+        let short = task.trim().chars().count() < 10;
+        if !short || has_keyword {
+            return false;
+        }
+        // A short text naming a tool ("git status", "ls src") is a task.
+        let ws = words(task);
+        let names_a_tool = self.tools.words.iter().any(|tw| ws.iter().any(|(_, w)| w.len() >= 3 && tw.contains(w)));
+        !names_a_tool
+    }
+
+    /// The earliest keyword match across modes; ties go to the mode listed first.
+    fn keyword_mode(&self, lower: &str, task_words: &[(usize, String)]) -> Option<(usize, String)> {
+        let mut best: Option<(usize, usize, String)> = None;
+        for (m, kws) in self.mode_keywords.iter().enumerate() {
+            for k in kws {
+                if let Some(at) = k.find(lower, task_words) {
+                    if best.as_ref().is_none_or(|b| at < b.0) {
+                        best = Some((at, m, k.text.clone()));
+                    }
+                }
+            }
+        }
+        best.map(|(_, m, k)| (m, k))
+    }
+
+    fn semantic_mode(&self, embedding: &[f32], min: f32, scratch: &mut Scratch) -> Option<(usize, f32)> {
+        if !self.config.semantic_modes {
+            return None;
+        }
+        let modes = self.index.matrix(SectionKind::Modes);
+        if modes.is_empty() {
+            return None;
+        }
+        kernels::scores_into(&modes, embedding, &mut scratch.row_scores);
+        let (row, score) = *kernels::top_k(&scratch.row_scores, 1).first()?;
+        (score >= min).then(|| (self.mode_row_owner[row as usize] as usize, score))
+    }
+
+    /// Gets the task's embedding from the cache or the model, within the time budget.
+    fn task_embedding(&self, task: &str, metrics: &mut Metrics) -> std::result::Result<Arc<[f32]>, String> {
+        if let Some(cache) = &self.cache {
+            if let Some(hit) = cache.lock().ok().and_then(|mut c| c.get(task).cloned()) {
+                metrics.cache_hit = true;
+                return Ok(hit);
+            }
+        }
+        metrics.embedding_calls += 1;
+        let result: std::result::Result<Vec<f32>, String> = match self.config.embed_budget {
+            None => self.embedder.embed(task).map_err(|e| format!("embedder failed: {e}")),
+            Some(budget) => {
+                // The model cannot be interrupted, so it runs on its own thread; when it is
+                // late we answer without it, and its result still lands in the cache.
+                let (tx, rx) = std::sync::mpsc::channel();
+                let embedder = Arc::clone(&self.embedder);
+                let text = task.to_string();
+                std::thread::spawn(move || {
+                    let _ = tx.send(embedder.embed(&text).map_err(|e| format!("embedder failed: {e}")));
+                });
+                rx.recv_timeout(budget).unwrap_or_else(|_| Err(format!("embedder exceeded the {} ms budget", budget.as_millis())))
+            }
+        };
+        let v = result?;
+        if v.len() != self.index.dim() || v.iter().any(|x| !x.is_finite()) {
+            return Err(format!("embedder returned an unusable vector ({} values, index dim {})", v.len(), self.index.dim()));
+        }
+        let v: Arc<[f32]> = v.into();
+        if let Some(cache) = &self.cache {
+            if let Ok(mut c) = cache.lock() {
+                c.put(task.to_string(), Arc::clone(&v));
+            }
+        }
+        Ok(v)
+    }
+
+    /// Puts a precomputed task embedding in the cache (e.g. one made in a batch).
+    pub fn prime_cache(&self, task: &str, embedding: Vec<f32>) {
+        if let Some(cache) = &self.cache {
+            if let Ok(mut c) = cache.lock() {
+                c.put(task.to_string(), embedding.into());
+            }
+        }
+    }
+
+    fn select(&self, table: &ItemTable, items: &[ItemMeta], pick: Pick<'_>, signal: &Signal<'_>, scratch: &mut Scratch, dropped: &mut Vec<Dropped>) -> Vec<Selected> {
+        let Pick { base, mode, min, cap } = pick;
+        let n = items.len();
+        // Per item: best score and its row.
+        let mut best: Vec<(f32, u32)> = vec![(f32::NEG_INFINITY, 0); n];
+        let (by, min) = match signal {
+            Signal::Embedding(e) => {
+                let matrix = self.index.matrix(table.kind);
+                kernels::scores_into(&matrix, e, &mut scratch.row_scores);
+                for (row, &s) in scratch.row_scores.iter().enumerate() {
+                    let owner = table.row_owner[row] as usize;
+                    if s > best[owner].0 {
+                        best[owner] = (s, row as u32);
+                    }
+                }
+                (SelectedBy::Semantic, min)
+            }
+            Signal::Words(task) => {
+                // Fail-open: the share of the task's content words found in the item's name
+                // and description; any overlap qualifies.
+                for (i, item_words) in table.words.iter().enumerate() {
+                    let hits = task.iter().filter(|w| item_words.contains(w)).count();
+                    if hits > 0 {
+                        best[i] = (hits as f32 / task.len() as f32, items[i].first_row);
+                    }
+                }
+                (SelectedBy::Keyword, f32::MIN_POSITIVE)
+            }
+        };
+        let in_mode = |i: usize| match (&table.modes[i], mode) {
+            (None, _) | (_, None) => true,
+            (Some(ms), Some(m)) => ms.contains(&m),
+        };
+        let base_idx: Vec<usize> = base.iter().filter_map(|b| items.iter().position(|it| &it.name == b)).collect();
+        let mut out: Vec<Selected> = base_idx
+            .iter()
+            .map(|&i| self.selected(table, items, i, best[i], SelectedBy::Base))
+            .collect();
+        let mut ranked: Vec<usize> = (0..n).filter(|i| !base_idx.contains(i)).collect();
+        ranked.sort_by(|&a, &b| best[b].0.total_cmp(&best[a].0).then_with(|| items[a].name.cmp(&items[b].name)));
+        let mut picked = 0;
+        let mut misses = 0;
+        for i in ranked {
+            let score = best[i].0;
+            let drop = |reason| Dropped { name: items[i].name.clone(), kind: table.label, score: if score.is_finite() { score } else { 0.0 }, reason };
+            if score < min || !score.is_finite() {
+                if misses < self.config.near_misses && score.is_finite() {
+                    dropped.push(drop(DropReason::BelowThreshold));
+                    misses += 1;
+                }
+                continue;
+            }
+            if !in_mode(i) {
+                dropped.push(drop(DropReason::WrongMode));
+                continue;
+            }
+            if picked >= self.config.max_results {
+                dropped.push(drop(DropReason::OverMaxResults));
+                continue;
+            }
+            picked += 1;
+            if out.len() >= cap {
+                dropped.push(drop(DropReason::OverCap));
+                continue;
+            }
+            out.push(self.selected(table, items, i, best[i], by));
+        }
+        out.truncate(cap);
+        out
+    }
+
+    fn selected(&self, table: &ItemTable, items: &[ItemMeta], i: usize, (score, row): (f32, u32), by: SelectedBy) -> Selected {
+        let (score, row) = if score.is_finite() { (score, row) } else { (0.0, items[i].first_row) };
+        Selected {
+            name: items[i].name.clone(),
+            score,
+            by,
+            matched_row: row - items[i].first_row,
+            matched_text: self.index.row_text(table.kind, row as usize).to_string(),
+        }
+    }
+
+    /// The fingerprint-checked path of the index.
+    pub fn path(&self) -> &Path {
+        self.index.path()
+    }
+}
+
+fn ms(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
+}
