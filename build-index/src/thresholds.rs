@@ -4,9 +4,9 @@
 //! e5 ~0.75-0.85. Fixed constants would be right for one model only, so each index carries
 //! thresholds measured on its own catalog with its own model:
 //!
-//! - **Selection** (tools, skills, modes). *Unrelated* = mean score between the description rows
-//!   of two different items; *related* = mean score of an item's example against its own
-//!   description. The minimum score is `unrelated + 0.35 * (related - unrelated)`: a third of
+//! - **Selection** (tools, skills, modes). *Related* = mean score of an item's example against
+//!   its own description; *unrelated* = mean score of an example against the other items'
+//!   descriptions. The minimum score is `unrelated + 0.35 * (related - unrelated)`: a third of
 //!   the way from "about something else" to "a way of asking for this item". It sits low on
 //!   purpose: selection is capped by `max_results`, so recall matters more than precision.
 //!   Groups with too few items or no examples borrow the tools' figures.
@@ -38,18 +38,27 @@ fn quantile(v: &mut [f32], q: f32) -> Option<f32> {
 }
 
 /// (unrelated mean, related mean) of one group of items given as row spans of a matrix.
+///
+/// Both sides compare the same kinds of text, an example against a description: *related* is
+/// an example against its own item's description, *unrelated* an example against every other
+/// item's description. (Description against description would mislead: descriptions share a
+/// template, and for e5 they score higher with each other than with their own examples.)
+/// Items without examples fall back to their description against other descriptions.
 fn group_scale(dim: usize, rows: &[f32], spans: &[(usize, usize)]) -> (Option<f32>, Option<f32>) {
     let row = |i: usize| &rows[i * dim..(i + 1) * dim];
     let mut unrelated = Vec::new();
-    for (i, a) in spans.iter().enumerate() {
-        for b in &spans[i + 1..] {
-            unrelated.push(dot(row(a.0), row(b.0)));
-        }
-    }
     let mut related = Vec::new();
-    for &(first, count) in spans {
-        for r in first + 1..first + count {
-            related.push(dot(row(r), row(first)));
+    for (a, &(first, count)) in spans.iter().enumerate() {
+        let probes: Vec<usize> = if count > 1 { (first + 1..first + count).collect() } else { vec![first] };
+        for &r in &probes {
+            if count > 1 {
+                related.push(dot(row(r), row(first)));
+            }
+            for (b, other) in spans.iter().enumerate() {
+                if a != b {
+                    unrelated.push(dot(row(r), row(other.0)));
+                }
+            }
         }
     }
     (mean(&unrelated), mean(&related))

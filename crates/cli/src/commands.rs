@@ -19,6 +19,9 @@ pub struct EmbedArgs {
     /// Print JSON: {"model", "fingerprint", "dim", "tokens", "embedding"}.
     #[arg(long)]
     pub json: bool,
+    /// Embed the text this many times after one warm-up call and report p50/p95 latency.
+    #[arg(long, default_value_t = 1)]
+    pub repeat: usize,
 }
 
 pub fn load_model(name: &str) -> Result<Arc<dyn Embedder>> {
@@ -30,17 +33,30 @@ pub fn embed(a: EmbedArgs) -> Result<()> {
     let model = switchyard_embed::load(&a.model).with_context(|| format!("loading model {}", a.model))?;
     let t = std::time::Instant::now();
     let v = model.embed(&a.text)?;
-    let ms = t.elapsed().as_secs_f64() * 1e3;
+    let first_ms = t.elapsed().as_secs_f64() * 1e3;
+    let mut times = Vec::with_capacity(a.repeat);
+    if a.repeat > 1 {
+        for _ in 0..a.repeat {
+            let t = std::time::Instant::now();
+            model.embed(&a.text)?;
+            times.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+        times.sort_by(f64::total_cmp);
+    }
+    let pct = |q: f64| times.get(((times.len() as f64 - 1.0) * q).round() as usize).copied().unwrap_or(first_ms);
+    let (p50, p95) = (pct(0.5), pct(0.95));
     let tokens = model.count_tokens(&a.text)?;
     let info = model.info();
+    let threads = std::env::var("RAYON_NUM_THREADS").ok().and_then(|v| v.parse::<usize>().ok()).unwrap_or_else(rayon::current_num_threads);
     if a.json {
         print_json(&serde_json::json!({
             "model": info.name, "fingerprint": info.fingerprint.to_hex(), "dim": info.dim,
-            "tokens": tokens, "embedding": v, "embed_ms": ms,
+            "tokens": tokens, "embedding": v, "first_ms": first_ms, "runs": times.len().max(1),
+            "p50_ms": p50, "p95_ms": p95, "threads": threads,
         }))
     } else {
         let head: Vec<String> = v.iter().take(8).map(|x| format!("{x:.4}")).collect();
-        println!("model        {}\nfingerprint  {}\ndim          {}\ntokens       {tokens}\nembed_ms     {ms:.2}\nembedding    [{}, ...]", info.name, info.fingerprint, info.dim, head.join(", "));
+        println!("model        {}\nfingerprint  {}\ndim          {}\ntokens       {tokens}\nthreads      {threads}\nfirst_ms     {first_ms:.2}\np50_ms       {p50:.2} ({} runs)\np95_ms       {p95:.2}\nembedding    [{}, ...]", info.name, info.fingerprint, info.dim, times.len().max(1), head.join(", "));
         Ok(())
     }
 }

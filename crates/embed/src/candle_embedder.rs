@@ -6,6 +6,12 @@ use candle_core::{Device, Tensor};
 use std::path::PathBuf;
 use tokenizers::{Tokenizer, TruncationDirection, TruncationParams, TruncationStrategy};
 
+/// `SWITCHYARD_Q4_MATMUL=1` keeps Q4_0 linear weights quantized (less memory, slower on
+/// portable builds); see `BertEncoder::from_e5s1`.
+fn quantized_matmul() -> bool {
+    std::env::var("SWITCHYARD_Q4_MATMUL").is_ok_and(|v| v == "1")
+}
+
 /// Texts per forward pass when embedding many: large enough to amortise per-op overhead, small
 /// enough that padding within a length-sorted batch stays negligible.
 const BATCH: usize = 32;
@@ -38,7 +44,7 @@ impl CandleEmbedder {
                 })?;
                 BertEncoder::from_safetensors(&weights, &config)?
             }
-            WeightFormat::E5s1Q4 => BertEncoder::from_e5s1(&E5File::read(&weights)?)?,
+            WeightFormat::E5s1Q4 => BertEncoder::from_e5s1(&E5File::read(&weights)?, quantized_matmul())?,
         };
         let tokenizer_path = model.path(&spec.tokenizer);
         let mut tokenizer = Tokenizer::from_file(&tokenizer_path)
