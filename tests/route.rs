@@ -1,6 +1,7 @@
 //! End to end: manifests -> build-index -> router, against the default catalog and a second,
 //! different one (tests/catalogs/sre). Deterministic parts run with the hash embedder; quality
 //! checks run with the real models (skipped with a message when they are not provisioned).
+#![allow(clippy::unwrap_used)] // test helpers: a panic is the failure report
 
 mod common;
 
@@ -8,7 +9,9 @@ use common::*;
 use std::sync::Arc;
 use std::time::Duration;
 use switchyard_embed::{Embedder, HashEmbedder};
-use switchyard_router::{DropReason, ModeSource, RouteOptions, RouterBuilder, ScreenEntry, SelectedBy};
+use switchyard_router::{
+    DropReason, ModeSource, RouteOptions, RouterBuilder, ScreenEntry, SelectedBy,
+};
 
 fn hash() -> Arc<dyn Embedder> {
     Arc::new(HashEmbedder::new(384))
@@ -38,7 +41,8 @@ fn default_catalog_meets_the_catalog_requirements() {
     let modes: Vec<&str> = c.modes.iter().map(|m| m.name.as_str()).collect();
     assert_eq!(modes, ["act", "plan", "review"]);
     assert!(c.patterns.len() >= 80 && c.benign.len() >= 40);
-    let langs: std::collections::BTreeSet<&str> = c.patterns.iter().map(|p| p.lang.as_str()).collect();
+    let langs: std::collections::BTreeSet<&str> =
+        c.patterns.iter().map(|p| p.lang.as_str()).collect();
     assert!(langs.len() >= 6, "{langs:?}");
     assert!(c.warnings.is_empty(), "{:?}", c.warnings);
 }
@@ -49,7 +53,13 @@ fn builds_are_byte_reproducible_and_incremental() {
     let a = build(&sre_catalog(), hash().as_ref(), dir.path(), "a.idx");
     let b = build(&sre_catalog(), hash().as_ref(), dir.path(), "b.idx");
     assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
-    let again = switchyard_build_index::build_to_file(&sre_catalog(), &a, hash().as_ref(), &Default::default()).unwrap();
+    let again = switchyard_build_index::build_to_file(
+        &sre_catalog(),
+        &a,
+        hash().as_ref(),
+        &Default::default(),
+    )
+    .unwrap();
     assert!(matches!(again, switchyard_build_index::BuildOutcome::UpToDate { .. }));
 }
 
@@ -59,7 +69,12 @@ fn a_model_mismatch_names_both_models() {
     let path = build(&sre_catalog(), hash().as_ref(), dir.path(), "x.idx");
     let other: Arc<dyn Embedder> = Arc::new(HashEmbedder::new(256));
     let err = RouterBuilder::new(&path).build(other).unwrap_err().to_string();
-    assert!(err.contains("built with model hash-384") && err.contains("given hash-256") && err.contains("rebuild"), "{err}");
+    assert!(
+        err.contains("built with model hash-384")
+            && err.contains("given hash-256")
+            && err.contains("rebuild"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -67,10 +82,15 @@ fn mode_inference_follows_the_cheapest_signal_first() {
     let dir = tempfile::tempdir().unwrap();
     let path = build(&sre_catalog(), hash().as_ref(), dir.path(), "x.idx");
     let router = RouterBuilder::new(&path).build(hash()).unwrap();
-    let d = router.route("restart nginx on web-3", &RouteOptions { mode: Some("observe".into()), ..auto() }).unwrap();
+    let d = router
+        .route("restart nginx on web-3", &RouteOptions { mode: Some("observe".into()), ..auto() })
+        .unwrap();
     assert_eq!((d.mode.as_str(), d.mode_source), ("observe", ModeSource::Explicit));
     let d = router.route("restart nginx on web-3", &auto()).unwrap();
-    assert_eq!((d.mode.as_str(), d.mode_source, d.mode_detail.as_deref()), ("operate", ModeSource::Keyword, Some("restart")));
+    assert_eq!(
+        (d.mode.as_str(), d.mode_source, d.mode_detail.as_deref()),
+        ("operate", ModeSource::Keyword, Some("restart"))
+    );
     // Earliest keyword wins.
     let d = router.route("show me why we should restart it", &auto()).unwrap();
     assert_eq!(d.mode, "observe");
@@ -85,8 +105,14 @@ fn mode_inference_follows_the_cheapest_signal_first() {
     let d = strict.route("quarterly tangerine inventory", &auto()).unwrap();
     assert_eq!((d.mode.as_str(), d.mode_source), ("observe", ModeSource::Default));
     let off = RouterBuilder::new(&path).semantic_modes(false).build(hash()).unwrap();
-    assert_eq!(off.route("how is the error budget looking today", &auto()).unwrap().mode_source, ModeSource::Default);
-    let err = router.route("x", &RouteOptions { mode: Some("nope".into()), ..auto() }).unwrap_err().to_string();
+    assert_eq!(
+        off.route("how is the error budget looking today", &auto()).unwrap().mode_source,
+        ModeSource::Default
+    );
+    let err = router
+        .route("x", &RouteOptions { mode: Some("nope".into()), ..auto() })
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("known modes: observe, operate"), "{err}");
 }
 
@@ -141,23 +167,40 @@ fn selection_respects_modes_base_sets_caps_and_reports_drops() {
     let dir = tempfile::tempdir().unwrap();
     let path = build(&sre_catalog(), hash().as_ref(), dir.path(), "x.idx");
     let router = RouterBuilder::new(&path).max_tools(2).build(hash()).unwrap();
-    let d = router.route("restart nginx on web-3 and grep the payment logs for timeouts", &auto()).unwrap();
+    let d = router
+        .route("restart nginx on web-3 and grep the payment logs for timeouts", &auto())
+        .unwrap();
     assert_eq!(d.mode, "operate");
     assert_eq!(d.tools[0].name, "runbook");
     assert_eq!(d.tools[0].by, SelectedBy::Base);
     assert_eq!(d.tools.len(), 2);
     // Both named tools qualify; the cap keeps the better one and reports the other.
-    let (kept, other) = if d.tools[1].name == "search_logs" { ("search_logs", "restart_service") } else { ("restart_service", "search_logs") };
+    let (kept, other) = if d.tools[1].name == "search_logs" {
+        ("search_logs", "restart_service")
+    } else {
+        ("restart_service", "search_logs")
+    };
     assert_eq!(d.tools[1].name, kept);
     assert_eq!(d.tools[1].by, SelectedBy::Semantic);
-    assert!(d.dropped.iter().any(|x| x.name == other && x.reason == DropReason::OverCap), "{:?}", d.dropped);
+    assert!(
+        d.dropped.iter().any(|x| x.name == other && x.reason == DropReason::OverCap),
+        "{:?}",
+        d.dropped
+    );
     let d = router.route("restart nginx on web-3", &auto()).unwrap();
     assert_eq!(d.tools[1].name, "restart_service");
-    assert_eq!((d.tools[1].matched_row, d.tools[1].matched_text.as_str()), (1, "restart nginx on web-3"));
+    assert_eq!(
+        (d.tools[1].matched_row, d.tools[1].matched_text.as_str()),
+        (1, "restart nginx on web-3")
+    );
     // In observe mode, operate-only tools are dropped for the mode, not selected.
-    let d = router.route("restart nginx on web-3", &RouteOptions { mode: Some("observe".into()), ..auto() }).unwrap();
+    let d = router
+        .route("restart nginx on web-3", &RouteOptions { mode: Some("observe".into()), ..auto() })
+        .unwrap();
     assert!(!d.tool_names().contains(&"restart_service"));
-    assert!(d.dropped.iter().any(|x| x.name == "restart_service" && x.reason == DropReason::WrongMode));
+    assert!(
+        d.dropped.iter().any(|x| x.name == "restart_service" && x.reason == DropReason::WrongMode)
+    );
     // Same input, same decision.
     let a = serde_json::to_string(&router.route("scale the api", &auto()).unwrap().tools).unwrap();
     let b = serde_json::to_string(&router.route("scale the api", &auto()).unwrap().tools).unwrap();
@@ -174,11 +217,23 @@ fn fail_open_answers_from_deterministic_signals() {
     let d = router.route("please restart the service on web-3", &auto()).unwrap();
     assert!(d.fallback_reason.as_deref().unwrap().contains("simulated failure"));
     assert_eq!(d.mode, "operate");
-    assert!(d.tools.iter().any(|t| t.name == "restart_service" && t.by == SelectedBy::Keyword), "{:?}", d.tools);
-    let slow: Arc<dyn Embedder> = Arc::new(Broken { info, sleep: Some(Duration::from_millis(300)) });
-    let router = RouterBuilder::new(&path).embed_budget(Some(Duration::from_millis(20))).build(slow).unwrap();
+    assert!(
+        d.tools.iter().any(|t| t.name == "restart_service" && t.by == SelectedBy::Keyword),
+        "{:?}",
+        d.tools
+    );
+    let slow: Arc<dyn Embedder> =
+        Arc::new(Broken { info, sleep: Some(Duration::from_millis(300)) });
+    let router = RouterBuilder::new(&path)
+        .embed_budget(Some(Duration::from_millis(20)))
+        .build(slow)
+        .unwrap();
     let d = router.route("search the logs of checkout", &auto()).unwrap();
-    assert!(d.fallback_reason.as_deref().unwrap().contains("20 ms budget"), "{:?}", d.fallback_reason);
+    assert!(
+        d.fallback_reason.as_deref().unwrap().contains("20 ms budget"),
+        "{:?}",
+        d.fallback_reason
+    );
     assert!(d.tool_names().contains(&"search_logs"));
 }
 
@@ -188,7 +243,16 @@ fn decision_json_has_the_documented_keys() {
     let path = build(&sre_catalog(), hash().as_ref(), dir.path(), "x.idx");
     let router = RouterBuilder::new(&path).build(hash()).unwrap();
     let v = serde_json::to_value(router.route("show the p99 latency", &auto()).unwrap()).unwrap();
-    for k in ["mode", "mode_source", "tools", "skills", "dropped", "thresholds", "fallback_reason", "metrics"] {
+    for k in [
+        "mode",
+        "mode_source",
+        "tools",
+        "skills",
+        "dropped",
+        "thresholds",
+        "fallback_reason",
+        "metrics",
+    ] {
         assert!(v.get(k).is_some(), "missing {k}");
     }
     assert!(v["metrics"]["timings"]["total_ms"].is_f64());
@@ -204,8 +268,14 @@ fn minilm_finds_tools_that_share_no_word_with_the_task() {
     let path = build(&sre_catalog(), model.as_ref(), dir.path(), "sre.idx");
     let router = RouterBuilder::new(&path).build(model).unwrap();
     // No word in common with "page_oncall" / "Page the on-call engineer ..." or its example.
-    let d = router.route("get a human to look at this outage immediately", &RouteOptions { mode: Some("operate".into()), ..auto() }).unwrap();
-    let semantic: Vec<&str> = d.tools.iter().filter(|t| t.by == SelectedBy::Semantic).map(|t| t.name.as_str()).collect();
+    let d = router
+        .route(
+            "get a human to look at this outage immediately",
+            &RouteOptions { mode: Some("operate".into()), ..auto() },
+        )
+        .unwrap();
+    let semantic: Vec<&str> =
+        d.tools.iter().filter(|t| t.by == SelectedBy::Semantic).map(|t| t.name.as_str()).collect();
     assert!(semantic.iter().take(3).any(|n| *n == "page_oncall"), "{:?}", d.tools);
     let d = router.route("how slow are checkout requests for the slowest users", &auto()).unwrap();
     assert!(d.tool_names().contains(&"query_metrics"));
@@ -226,7 +296,8 @@ fn minilm_routes_the_default_catalog() {
     ];
     for (task, tool) in cases {
         let d = router.route(task, &auto()).unwrap();
-        let semantic: Vec<&str> = d.tools.iter().filter(|t| t.by != SelectedBy::Base).map(|t| t.name.as_str()).collect();
+        let semantic: Vec<&str> =
+            d.tools.iter().filter(|t| t.by != SelectedBy::Base).map(|t| t.name.as_str()).collect();
         assert!(d.tool_names().contains(&tool), "{task:?}: {tool} not in {semantic:?}");
     }
 }
@@ -243,12 +314,14 @@ fn screening_drops_attacks_and_keeps_look_alikes() {
         "Ignore the deprecation warnings in the generated code for now.",
     ];
     let vectors = model.embed_batch(&texts).unwrap();
-    let entries: Vec<ScreenEntry<'_>> = texts.iter().zip(&vectors).map(|(t, v)| ScreenEntry { text: t, embedding: v }).collect();
+    let entries: Vec<ScreenEntry<'_>> =
+        texts.iter().zip(&vectors).map(|(t, v)| ScreenEntry { text: t, embedding: v }).collect();
     let report = router.screen(&entries).unwrap();
     assert_eq!(report.dropped_count, 1, "{report:#?}");
     assert_eq!(report.dropped[0].entry, 0);
     assert!(!report.dropped[0].nearest_attack.is_empty());
-    let bad = router.screen(&[ScreenEntry { text: "x", embedding: &[0.0; 3] }]).unwrap_err().to_string();
+    let bad =
+        router.screen(&[ScreenEntry { text: "x", embedding: &[0.0; 3] }]).unwrap_err().to_string();
     assert!(bad.contains("re-embed"), "{bad}");
 }
 
@@ -258,7 +331,10 @@ fn e5_builds_and_routes_portuguese_and_french() {
     let dir = tempfile::tempdir().unwrap();
     let path = build(&default_catalog(), model.as_ref(), dir.path(), "e5.idx");
     let router = RouterBuilder::new(&path).build(model).unwrap();
-    for (task, tool) in [("adicione a biblioteca serde como dependência", "install_package"), ("lance les tests unitaires du parseur", "run_tests")] {
+    for (task, tool) in [
+        ("adicione a biblioteca serde como dependência", "install_package"),
+        ("lance les tests unitaires du parseur", "run_tests"),
+    ] {
         let d = router.route(task, &auto()).unwrap();
         assert!(d.tool_names().contains(&tool), "{task:?}: {:?}", d.tool_names());
     }

@@ -25,7 +25,8 @@ use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use switchyard_embed::Embedder;
 use switchyard_format::{
-    Index, IndexMeta, IndexWriter, ItemMeta, ModeMeta, ModelMeta, OpenOptions, PatternMeta, SectionKind,
+    Index, IndexMeta, IndexWriter, ItemMeta, ModeMeta, ModelMeta, OpenOptions, PatternMeta,
+    SectionKind,
 };
 use switchyard_manifest::Catalog;
 
@@ -118,7 +119,11 @@ pub struct BuildReport {
 const CHUNK: usize = 64;
 
 /// Embeds texts in fixed chunks, in parallel across chunks, keeping order.
-pub fn embed_all(embedder: &dyn Embedder, texts: &[String], progress: Option<&(dyn Fn(usize, usize) + Send + Sync)>) -> Result<Vec<Vec<f32>>> {
+pub fn embed_all(
+    embedder: &dyn Embedder,
+    texts: &[String],
+    progress: Option<&(dyn Fn(usize, usize) + Send + Sync)>,
+) -> Result<Vec<Vec<f32>>> {
     let done = std::sync::atomic::AtomicUsize::new(0);
     let chunks: Vec<Vec<Vec<f32>>> = texts
         .par_chunks(CHUNK)
@@ -136,7 +141,12 @@ pub fn embed_all(embedder: &dyn Embedder, texts: &[String], progress: Option<&(d
     let dim = embedder.dim();
     for (v, t) in out.iter().zip(texts) {
         if v.len() != dim {
-            return Err(BuildError::BadVector { model: embedder.info().name.clone(), text: t.clone(), expected: dim, found: v.len() });
+            return Err(BuildError::BadVector {
+                model: embedder.info().name.clone(),
+                text: t.clone(),
+                expected: dim,
+                found: v.len(),
+            });
         }
     }
     Ok(out)
@@ -154,7 +164,11 @@ pub fn row_texts(catalog: &Catalog) -> [Vec<String>; 5] {
 }
 
 /// Builds the index bytes for a catalog.
-pub fn build_bytes(catalog: &Catalog, embedder: &dyn Embedder, progress: Option<&(dyn Fn(usize, usize) + Send + Sync)>) -> Result<(Vec<u8>, IndexMeta, f64)> {
+pub fn build_bytes(
+    catalog: &Catalog,
+    embedder: &dyn Embedder,
+    progress: Option<&(dyn Fn(usize, usize) + Send + Sync)>,
+) -> Result<(Vec<u8>, IndexMeta, f64)> {
     let info = embedder.info().clone();
     let groups = row_texts(catalog);
     let all: Vec<String> = groups.iter().flatten().cloned().collect();
@@ -182,9 +196,27 @@ pub fn build_bytes(catalog: &Catalog, embedder: &dyn Embedder, progress: Option<
             })
             .collect()
     };
-    let tool_spans = items(catalog.tools.iter().map(|t| (t.texts().len(), t.name.as_str(), t.description.as_str(), t.modes.as_slice())).collect());
-    let skill_spans = items(catalog.skills.iter().map(|t| (t.texts().len(), t.name.as_str(), t.description.as_str(), t.modes.as_slice())).collect());
-    let mode_spans = items(catalog.modes.iter().map(|m| (m.texts().len(), m.name.as_str(), m.description.as_str(), &[][..])).collect());
+    let tool_spans = items(
+        catalog
+            .tools
+            .iter()
+            .map(|t| (t.texts().len(), t.name.as_str(), t.description.as_str(), t.modes.as_slice()))
+            .collect(),
+    );
+    let skill_spans = items(
+        catalog
+            .skills
+            .iter()
+            .map(|t| (t.texts().len(), t.name.as_str(), t.description.as_str(), t.modes.as_slice()))
+            .collect(),
+    );
+    let mode_spans = items(
+        catalog
+            .modes
+            .iter()
+            .map(|m| (m.texts().len(), m.name.as_str(), m.description.as_str(), &[][..]))
+            .collect(),
+    );
 
     let tools: Vec<ItemMeta> = catalog
         .tools
@@ -232,7 +264,8 @@ pub fn build_bytes(catalog: &Catalog, embedder: &dyn Embedder, progress: Option<
         .collect();
 
     let dim = info.dim;
-    let spans_of = |v: &[(u32, u32)]| v.iter().map(|&(a, b)| (a as usize, b as usize)).collect::<Vec<_>>();
+    let spans_of =
+        |v: &[(u32, u32)]| v.iter().map(|&(a, b)| (a as usize, b as usize)).collect::<Vec<_>>();
     let thresholds = derive_thresholds(
         dim,
         (&matrices[0], &spans_of(&tool_spans)),
@@ -255,8 +288,16 @@ pub fn build_bytes(catalog: &Catalog, embedder: &dyn Embedder, progress: Option<
         skills,
         modes,
         default_mode: catalog.default_mode(),
-        injections: catalog.patterns.iter().map(|p| PatternMeta { lang: p.lang.clone(), category: p.category.clone() }).collect(),
-        benign: catalog.benign.iter().map(|b| PatternMeta { lang: b.lang.clone(), category: None }).collect(),
+        injections: catalog
+            .patterns
+            .iter()
+            .map(|p| PatternMeta { lang: p.lang.clone(), category: p.category.clone() })
+            .collect(),
+        benign: catalog
+            .benign
+            .iter()
+            .map(|b| PatternMeta { lang: b.lang.clone(), category: None })
+            .collect(),
         thresholds,
         string_base,
     };
@@ -270,22 +311,34 @@ pub fn build_bytes(catalog: &Catalog, embedder: &dyn Embedder, progress: Option<
 
 /// Validates `manifests`, and unless `out` already holds an index of the same manifests and
 /// model (and `force` is off), embeds and writes it atomically.
-pub fn build_to_file(manifests: &Path, out: &Path, embedder: &dyn Embedder, options: &BuildOptions) -> Result<BuildOutcome> {
+pub fn build_to_file(
+    manifests: &Path,
+    out: &Path,
+    embedder: &dyn Embedder,
+    options: &BuildOptions,
+) -> Result<BuildOutcome> {
     let t0 = std::time::Instant::now();
     let catalog = Catalog::load(manifests)?;
     let hash = catalog.content_hash();
-    if !options.force && out.exists() {
-        if let Ok(existing) = Index::open(out, &OpenOptions::new()) {
-            if existing.meta().manifest_hash == hash && existing.header().fingerprint == embedder.fingerprint().0 {
-                return Ok(BuildOutcome::UpToDate { path: out.to_path_buf(), manifest_hash: hash });
-            }
-        }
+    if !options.force
+        && out.exists()
+        && let Ok(existing) = Index::open(out, &OpenOptions::new())
+        && existing.meta().manifest_hash == hash
+        && existing.header().fingerprint == embedder.fingerprint().0
+    {
+        return Ok(BuildOutcome::UpToDate { path: out.to_path_buf(), manifest_hash: hash });
     }
     let (bytes, meta, embed_ms) = build_bytes(&catalog, embedder, options.progress.as_deref())?;
     switchyard_format::write_atomic(out, &bytes)?;
     let rows = SectionKind::MATRICES
         .iter()
-        .zip([catalog.tools.iter().map(|t| t.texts().len()).sum::<usize>(), catalog.skills.iter().map(|t| t.texts().len()).sum(), catalog.modes.iter().map(|t| t.texts().len()).sum(), catalog.patterns.len(), catalog.benign.len()])
+        .zip([
+            catalog.tools.iter().map(|t| t.texts().len()).sum::<usize>(),
+            catalog.skills.iter().map(|t| t.texts().len()).sum(),
+            catalog.modes.iter().map(|t| t.texts().len()).sum(),
+            catalog.patterns.len(),
+            catalog.benign.len(),
+        ])
         .map(|(k, n)| (k.name().to_string(), n))
         .collect();
     Ok(BuildOutcome::Built(BuildReport {

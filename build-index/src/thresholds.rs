@@ -49,7 +49,8 @@ fn group_scale(dim: usize, rows: &[f32], spans: &[(usize, usize)]) -> (Option<f3
     let mut unrelated = Vec::new();
     let mut related = Vec::new();
     for (a, &(first, count)) in spans.iter().enumerate() {
-        let probes: Vec<usize> = if count > 1 { (first + 1..first + count).collect() } else { vec![first] };
+        let probes: Vec<usize> =
+            if count > 1 { (first + 1..first + count).collect() } else { vec![first] };
         for &r in &probes {
             if count > 1 {
                 related.push(dot(row(r), row(first)));
@@ -87,19 +88,30 @@ pub fn derive_thresholds(
         (Some(u), None) => min_score(u, tool_related.max(u)),
         _ => tool_min,
     };
-    let skill_min = if skills.1.len() >= 2 { scaled(group_scale(dim, skills.0, skills.1)) } else { tool_min };
-    let mode_min = if modes.1.len() >= 2 { scaled(group_scale(dim, modes.0, modes.1)) } else { tool_min };
+    let skill_min =
+        if skills.1.len() >= 2 { scaled(group_scale(dim, skills.0, skills.1)) } else { tool_min };
+    let mode_min =
+        if modes.1.len() >= 2 { scaled(group_scale(dim, modes.0, modes.1)) } else { tool_min };
 
     let n_attacks = attacks.len() / dim.max(1);
     let attack = |i: usize| &attacks[i * dim..(i + 1) * dim];
     let mut loo: Vec<f32> = (0..n_attacks)
-        .map(|i| (0..n_attacks).filter(|&j| j != i).map(|j| dot(attack(i), attack(j))).fold(f32::MIN, f32::max))
+        .map(|i| {
+            (0..n_attacks)
+                .filter(|&j| j != i)
+                .map(|j| dot(attack(i), attack(j)))
+                .fold(f32::MIN, f32::max)
+        })
         .filter(|s| *s > f32::MIN)
         .collect();
     let mut ordinary: Vec<f32> = tools
         .1
         .iter()
-        .map(|&(first, _)| (0..n_attacks).map(|j| dot(&tools.0[first * dim..(first + 1) * dim], attack(j))).fold(f32::MIN, f32::max))
+        .map(|&(first, _)| {
+            (0..n_attacks)
+                .map(|j| dot(&tools.0[first * dim..(first + 1) * dim], attack(j)))
+                .fold(f32::MIN, f32::max)
+        })
         .filter(|s| *s > f32::MIN)
         .collect();
     let injection = match (quantile(&mut ordinary, 0.95), quantile(&mut loo, 0.5)) {

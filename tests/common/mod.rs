@@ -1,4 +1,5 @@
 //! Shared helpers of the end-to-end tests.
+#![allow(clippy::unwrap_used)] // test helpers: a panic is the failure report
 #![allow(dead_code)] // each test binary uses a different subset
 
 use std::path::{Path, PathBuf};
@@ -24,7 +25,10 @@ pub fn model_or_skip(name: &str) -> Option<Arc<dyn Embedder>> {
     match switchyard_embed::load(name) {
         Ok(m) => Some(Arc::new(m)),
         Err(e) => {
-            assert!(std::env::var("SWITCHYARD_REQUIRE_MODELS").as_deref() != Ok("1"), "SWITCHYARD_REQUIRE_MODELS=1 but {name} is missing: {e}");
+            assert!(
+                std::env::var("SWITCHYARD_REQUIRE_MODELS").as_deref() != Ok("1"),
+                "SWITCHYARD_REQUIRE_MODELS=1 but {name} is missing: {e}"
+            );
             eprintln!("skipping: {e}");
             None
         }
@@ -34,7 +38,8 @@ pub fn model_or_skip(name: &str) -> Option<Arc<dyn Embedder>> {
 /// Builds an index of `catalog` with `embedder` into `dir`.
 pub fn build(catalog: &Path, embedder: &dyn Embedder, dir: &Path, name: &str) -> PathBuf {
     let out = dir.join(name);
-    switchyard_build_index::build_to_file(catalog, &out, embedder, &Default::default()).expect("build");
+    switchyard_build_index::build_to_file(catalog, &out, embedder, &Default::default())
+        .expect("build");
     out
 }
 
@@ -81,7 +86,10 @@ impl Embedder for Broken {
             std::thread::sleep(d);
             return Ok(texts.iter().map(|_| vec![0.0; self.info.dim]).collect());
         }
-        Err(switchyard_embed::EmbedError::Forward { model: self.info.name.clone(), message: "simulated failure".into() })
+        Err(switchyard_embed::EmbedError::Forward {
+            model: self.info.name.clone(),
+            message: "simulated failure".into(),
+        })
     }
     fn count_tokens(&self, _: &str) -> switchyard_embed::Result<usize> {
         Ok(1)

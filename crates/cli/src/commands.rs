@@ -30,7 +30,8 @@ pub fn load_model(name: &str) -> Result<Arc<dyn Embedder>> {
 }
 
 pub fn embed(a: EmbedArgs) -> Result<()> {
-    let model = switchyard_embed::load(&a.model).with_context(|| format!("loading model {}", a.model))?;
+    let model =
+        switchyard_embed::load(&a.model).with_context(|| format!("loading model {}", a.model))?;
     let t = std::time::Instant::now();
     let v = model.embed(&a.text)?;
     let first_ms = t.elapsed().as_secs_f64() * 1e3;
@@ -43,11 +44,16 @@ pub fn embed(a: EmbedArgs) -> Result<()> {
         }
         times.sort_by(f64::total_cmp);
     }
-    let pct = |q: f64| times.get(((times.len() as f64 - 1.0) * q).round() as usize).copied().unwrap_or(first_ms);
+    let pct = |q: f64| {
+        times.get(((times.len() as f64 - 1.0) * q).round() as usize).copied().unwrap_or(first_ms)
+    };
     let (p50, p95) = (pct(0.5), pct(0.95));
     let tokens = model.count_tokens(&a.text)?;
     let info = model.info();
-    let threads = std::env::var("RAYON_NUM_THREADS").ok().and_then(|v| v.parse::<usize>().ok()).unwrap_or_else(rayon::current_num_threads);
+    let threads = std::env::var("RAYON_NUM_THREADS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or_else(rayon::current_num_threads);
     if a.json {
         print_json(&serde_json::json!({
             "model": info.name, "fingerprint": info.fingerprint.to_hex(), "dim": info.dim,
@@ -56,7 +62,14 @@ pub fn embed(a: EmbedArgs) -> Result<()> {
         }))
     } else {
         let head: Vec<String> = v.iter().take(8).map(|x| format!("{x:.4}")).collect();
-        println!("model        {}\nfingerprint  {}\ndim          {}\ntokens       {tokens}\nthreads      {threads}\nfirst_ms     {first_ms:.2}\np50_ms       {p50:.2} ({} runs)\np95_ms       {p95:.2}\nembedding    [{}, ...]", info.name, info.fingerprint, info.dim, times.len().max(1), head.join(", "));
+        println!(
+            "model        {}\nfingerprint  {}\ndim          {}\ntokens       {tokens}\nthreads      {threads}\nfirst_ms     {first_ms:.2}\np50_ms       {p50:.2} ({} runs)\np95_ms       {p95:.2}\nembedding    [{}, ...]",
+            info.name,
+            info.fingerprint,
+            info.dim,
+            times.len().max(1),
+            head.join(", ")
+        );
         Ok(())
     }
 }
@@ -85,7 +98,12 @@ pub fn build_index(a: BuildArgs) -> Result<()> {
     let model = load_model(&a.model)?;
     let bar = (!a.json && std::io::stderr().is_terminal()).then(|| {
         let b = indicatif::ProgressBar::new(0);
-        b.set_style(indicatif::ProgressStyle::with_template("embedding {bar:40} {pos}/{len} texts {elapsed}").unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()));
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "embedding {bar:40} {pos}/{len} texts {elapsed}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
         b
     });
     let progress: Option<Box<dyn Fn(usize, usize) + Send + Sync>> = bar.clone().map(|b| {
@@ -95,8 +113,11 @@ pub fn build_index(a: BuildArgs) -> Result<()> {
         }) as Box<dyn Fn(usize, usize) + Send + Sync>
     });
     let options = switchyard_build_index::BuildOptions { force: a.force, progress };
-    let outcome = switchyard_build_index::build_to_file(&a.manifests, &a.out, model.as_ref(), &options)
-        .with_context(|| format!("building {} from {}", a.out.display(), a.manifests.display()))?;
+    let outcome =
+        switchyard_build_index::build_to_file(&a.manifests, &a.out, model.as_ref(), &options)
+            .with_context(|| {
+                format!("building {} from {}", a.out.display(), a.manifests.display())
+            })?;
     if let Some(b) = bar {
         b.finish_and_clear();
     }
@@ -105,16 +126,32 @@ pub fn build_index(a: BuildArgs) -> Result<()> {
     }
     match outcome {
         switchyard_build_index::BuildOutcome::UpToDate { path, manifest_hash } => {
-            println!("{} is up to date (manifests {}, model {}); use --force to rebuild", path.display(), &manifest_hash[..12], a.model);
+            println!(
+                "{} is up to date (manifests {}, model {}); use --force to rebuild",
+                path.display(),
+                &manifest_hash[..12],
+                a.model
+            );
         }
         switchyard_build_index::BuildOutcome::Built(r) => {
             for w in &r.warnings {
                 eprintln!("{w}");
             }
             let rows: Vec<String> = r.rows.iter().map(|(k, v)| format!("{k} {v}")).collect();
-            println!("wrote {} ({} bytes) with {} in {:.0} ms (embedding {:.0} ms)\nrows: {}", r.path.display(), r.bytes, r.model, r.total_ms, r.embed_ms, rows.join(", "));
+            println!(
+                "wrote {} ({} bytes) with {} in {:.0} ms (embedding {:.0} ms)\nrows: {}",
+                r.path.display(),
+                r.bytes,
+                r.model,
+                r.total_ms,
+                r.embed_ms,
+                rows.join(", ")
+            );
             let t = &r.thresholds;
-            println!("thresholds: tool {:.3}, skill {:.3}, mode {:.3}, injection {:.3} (unrelated {:.3}, related {:.3})", t.tool_min, t.skill_min, t.mode_min, t.injection, t.unrelated_mean, t.related_mean);
+            println!(
+                "thresholds: tool {:.3}, skill {:.3}, mode {:.3}, injection {:.3} (unrelated {:.3}, related {:.3})",
+                t.tool_min, t.skill_min, t.mode_min, t.injection, t.unrelated_mean, t.related_mean
+            );
         }
     }
     Ok(())
@@ -151,14 +188,39 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
         return print_json(&report);
     }
     println!("{}  format v{}  {} bytes  dim {}", a.file.display(), h.version, h.file_len, h.dim);
-    println!("model      {} ({}), prefix {:?}, pooling {}", m.model.name, m.model.fingerprint, m.model.prefix, m.model.pooling);
+    println!(
+        "model      {} ({}), prefix {:?}, pooling {}",
+        m.model.name, m.model.fingerprint, m.model.prefix, m.model.pooling
+    );
     println!("manifests  {}", m.manifest_hash);
-    println!("counts     {} tools, {} skills, {} modes, {} injection patterns, {} benign", m.tools.len(), m.skills.len(), m.modes.len(), m.injections.len(), m.benign.len());
+    println!(
+        "counts     {} tools, {} skills, {} modes, {} injection patterns, {} benign",
+        m.tools.len(),
+        m.skills.len(),
+        m.modes.len(),
+        m.injections.len(),
+        m.benign.len()
+    );
     let t = &m.thresholds;
-    println!("thresholds tool {:.3}  skill {:.3}  mode {:.3}  injection {:.3}  memory {:.3}", t.tool_min, t.skill_min, t.mode_min, t.injection, t.memory_min);
-    println!("{:<16} {:>10} {:>10} {:>7} {:>5} {:>6} {:>9}", "section", "offset", "len", "rows", "cols", "stride", "crc32");
+    println!(
+        "thresholds tool {:.3}  skill {:.3}  mode {:.3}  injection {:.3}  memory {:.3}",
+        t.tool_min, t.skill_min, t.mode_min, t.injection, t.memory_min
+    );
+    println!(
+        "{:<16} {:>10} {:>10} {:>7} {:>5} {:>6} {:>9}",
+        "section", "offset", "len", "rows", "cols", "stride", "crc32"
+    );
     for s in index.sections() {
-        println!("{:<16} {:>10} {:>10} {:>7} {:>5} {:>6} {:>9}", s.kind.name(), s.offset, s.len, s.rows, s.cols, s.stride, format!("{:08x}", s.crc32));
+        println!(
+            "{:<16} {:>10} {:>10} {:>7} {:>5} {:>6} {:>9}",
+            s.kind.name(),
+            s.offset,
+            s.len,
+            s.rows,
+            s.cols,
+            s.stride,
+            format!("{:08x}", s.crc32)
+        );
     }
     Ok(())
 }
@@ -178,9 +240,15 @@ pub fn verify(a: VerifyArgs) -> Result<()> {
     let index = Index::open(&a.file, &OpenOptions::new())?;
     index.verify()?;
     if a.json {
-        print_json(&serde_json::json!({"path": a.file, "ok": true, "sections": index.sections().len()}))
+        print_json(
+            &serde_json::json!({"path": a.file, "ok": true, "sections": index.sections().len()}),
+        )
     } else {
-        println!("{}: ok ({} sections, every checksum verified)", a.file.display(), index.sections().len());
+        println!(
+            "{}: ok ({} sections, every checksum verified)",
+            a.file.display(),
+            index.sections().len()
+        );
         Ok(())
     }
 }
@@ -213,28 +281,53 @@ pub struct RouteArgs {
 pub fn route(a: RouteArgs) -> Result<()> {
     let model = load_model(&model_for_index(a.model.as_deref(), &a.index)?)?;
     let router = RouterBuilder::new(&a.index).build(model)?;
-    let options = RouteOptions { mode: Some(a.mode.clone()), interactive: a.interactive, git_changes: a.git_changes };
+    let options = RouteOptions {
+        mode: Some(a.mode.clone()),
+        interactive: a.interactive,
+        git_changes: a.git_changes,
+    };
     let d = router.route(&a.task, &options)?;
     if a.json {
         return print_json(&d);
     }
     let mut out = std::io::stdout().lock();
-    writeln!(out, "mode    {} ({:?}{})", d.mode, d.mode_source, d.mode_detail.as_ref().map(|x| format!(": {x}")).unwrap_or_default())?;
+    writeln!(
+        out,
+        "mode    {} ({:?}{})",
+        d.mode,
+        d.mode_source,
+        d.mode_detail.as_ref().map(|x| format!(": {x}")).unwrap_or_default()
+    )?;
     if let Some(r) = &d.fallback_reason {
         writeln!(out, "fallback {r}")?;
     }
     for (label, items) in [("tool", &d.tools), ("skill", &d.skills)] {
         for s in items {
-            writeln!(out, "{label:<6} {:<24} {:>6.3}  {:<9} {}", s.name, s.score, format!("{:?}", s.by).to_lowercase(), truncate(&s.matched_text, 60))?;
+            writeln!(
+                out,
+                "{label:<6} {:<24} {:>6.3}  {:<9} {}",
+                s.name,
+                s.score,
+                format!("{:?}", s.by).to_lowercase(),
+                truncate(&s.matched_text, 60)
+            )?;
         }
     }
     let t = &d.metrics.timings;
-    writeln!(out, "embedding_calls {}  cache_hit {}  embed {:.2} ms  total {:.2} ms", d.metrics.embedding_calls, d.metrics.cache_hit, t.embed_ms, t.total_ms)?;
+    writeln!(
+        out,
+        "embedding_calls {}  cache_hit {}  embed {:.2} ms  total {:.2} ms",
+        d.metrics.embedding_calls, d.metrics.cache_hit, t.embed_ms, t.total_ms
+    )?;
     Ok(())
 }
 
 fn truncate(s: &str, n: usize) -> String {
-    if s.chars().count() <= n { s.to_string() } else { format!("{}...", s.chars().take(n).collect::<String>()) }
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        format!("{}...", s.chars().take(n).collect::<String>())
+    }
 }
 
 /// Arguments of `switchyard screen`.
@@ -259,7 +352,8 @@ pub fn screen(a: ScreenArgs) -> Result<()> {
     let router = RouterBuilder::new(&a.index).build(Arc::clone(&model))?;
     let refs: Vec<&str> = a.texts.iter().map(String::as_str).collect();
     let vectors = model.embed_batch(&refs)?;
-    let entries: Vec<ScreenEntry<'_>> = a.texts.iter().zip(&vectors).map(|(t, v)| ScreenEntry { text: t, embedding: v }).collect();
+    let entries: Vec<ScreenEntry<'_>> =
+        a.texts.iter().zip(&vectors).map(|(t, v)| ScreenEntry { text: t, embedding: v }).collect();
     let report = router.screen(&entries)?;
     if a.json {
         return print_json(&report);
@@ -267,7 +361,14 @@ pub fn screen(a: ScreenArgs) -> Result<()> {
     let mut all: Vec<_> = report.kept.iter().chain(&report.dropped).collect();
     all.sort_by_key(|v| v.entry);
     for v in all {
-        writeln!(std::io::stdout(), "{:<7} attack {:.3} benign {:.3}  {}", if v.flagged { "DROP" } else { "keep" }, v.attack_score, v.benign_score, truncate(&a.texts[v.entry], 70))?;
+        writeln!(
+            std::io::stdout(),
+            "{:<7} attack {:.3} benign {:.3}  {}",
+            if v.flagged { "DROP" } else { "keep" },
+            v.attack_score,
+            v.benign_score,
+            truncate(&a.texts[v.entry], 70)
+        )?;
     }
     println!("threshold {:.3}, dropped {}", report.threshold, report.dropped_count);
     Ok(())
@@ -284,7 +385,11 @@ pub struct ModelsArgs {
 }
 
 pub fn models(a: ModelsArgs) -> Result<()> {
-    let names = if a.names.is_empty() { vec!["minilm".to_string(), "e5-small".to_string()] } else { a.names };
+    let names = if a.names.is_empty() {
+        vec!["minilm".to_string(), "e5-small".to_string()]
+    } else {
+        a.names
+    };
     let mut rows = Vec::new();
     let mut failed = false;
     for n in &names {
@@ -301,7 +406,19 @@ pub fn models(a: ModelsArgs) -> Result<()> {
         print_json(&rows)?;
     } else {
         for r in &rows {
-            println!("{:<10} {}", r["name"].as_str().unwrap_or(""), if r["ok"] == true { format!("ok  {}  {}", r["fingerprint"].as_str().unwrap_or(""), r["dir"].as_str().unwrap_or("")) } else { r["error"].as_str().unwrap_or("").to_string() });
+            println!(
+                "{:<10} {}",
+                r["name"].as_str().unwrap_or(""),
+                if r["ok"] == true {
+                    format!(
+                        "ok  {}  {}",
+                        r["fingerprint"].as_str().unwrap_or(""),
+                        r["dir"].as_str().unwrap_or("")
+                    )
+                } else {
+                    r["error"].as_str().unwrap_or("").to_string()
+                }
+            );
         }
     }
     if failed {

@@ -50,7 +50,10 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             // A closed pipe (`switchyard route ... | head`) is not a failure.
-            if err.chain().any(|e| e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)) {
+            if err.chain().any(|e| {
+                e.downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            }) {
                 return ExitCode::SUCCESS;
             }
             let _ = writeln!(std::io::stderr(), "switchyard: {err:#}");
@@ -72,8 +75,10 @@ pub(crate) fn model_for_index(model: Option<&str>, index: &std::path::Path) -> R
     if let Some(m) = model {
         return Ok(m.to_string());
     }
-    let idx = switchyard_format::Index::open(index, switchyard_format::OpenOptions::new().verify_payload(false))
-        .with_context(|| format!("opening {}", index.display()))?;
+    let idx = switchyard_format::Index::open(
+        index,
+        switchyard_format::OpenOptions::new().verify_payload(false),
+    )
+    .with_context(|| format!("opening {}", index.display()))?;
     Ok(idx.meta().model.name.clone())
 }
-

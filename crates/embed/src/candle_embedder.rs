@@ -40,15 +40,22 @@ impl CandleEmbedder {
         let encoder = match spec.format {
             WeightFormat::BertSafetensors => {
                 let config = spec.config.as_ref().map(|c| model.path(c)).ok_or_else(|| {
-                    EmbedError::bad(model.dir.join("model.toml"), "config", "bert-safetensors models need config.json")
+                    EmbedError::bad(
+                        model.dir.join("model.toml"),
+                        "config",
+                        "bert-safetensors models need config.json",
+                    )
                 })?;
                 BertEncoder::from_safetensors(&weights, &config)?
             }
-            WeightFormat::E5s1Q4 => BertEncoder::from_e5s1(&E5File::read(&weights)?, quantized_matmul())?,
+            WeightFormat::E5s1Q4 => {
+                BertEncoder::from_e5s1(&E5File::read(&weights)?, quantized_matmul())?
+            }
         };
         let tokenizer_path = model.path(&spec.tokenizer);
-        let mut tokenizer = Tokenizer::from_file(&tokenizer_path)
-            .map_err(|e| EmbedError::Tokenizer { path: tokenizer_path.clone(), message: e.to_string() })?;
+        let mut tokenizer = Tokenizer::from_file(&tokenizer_path).map_err(|e| {
+            EmbedError::Tokenizer { path: tokenizer_path.clone(), message: e.to_string() }
+        })?;
         let max_tokens = spec.max_tokens.min(encoder.max_positions());
         // Shipped tokenizer.json files often pad every input to 128 tokens: a single short task
         // would then cost 5-7x more. We pad ourselves, within a batch only.
@@ -60,7 +67,10 @@ impl CandleEmbedder {
                 stride: 0,
                 direction: TruncationDirection::Right,
             }))
-            .map_err(|e| EmbedError::Tokenizer { path: tokenizer_path.clone(), message: e.to_string() })?;
+            .map_err(|e| EmbedError::Tokenizer {
+                path: tokenizer_path.clone(),
+                message: e.to_string(),
+            })?;
         let pad_id = tokenizer
             .get_padding()
             .map(|p| p.pad_id)
@@ -75,15 +85,18 @@ impl CandleEmbedder {
     /// Token ids of one text as the model sees it (prefix and special tokens included).
     pub fn token_ids(&self, text: &str) -> Result<Vec<u32>> {
         let input = format!("{}{}", self.info.prefix, text);
-        let enc = self
-            .tokenizer
-            .encode(input, true)
-            .map_err(|e| EmbedError::Tokenizer { path: self.tokenizer_path.clone(), message: e.to_string() })?;
+        let enc = self.tokenizer.encode(input, true).map_err(|e| EmbedError::Tokenizer {
+            path: self.tokenizer_path.clone(),
+            message: e.to_string(),
+        })?;
         Ok(enc.get_ids().to_vec())
     }
 
     fn forward_batch(&self, ids: &[Vec<u32>]) -> Result<Vec<Vec<f32>>> {
-        let fail = |e: candle_core::Error| EmbedError::Forward { model: self.info.name.clone(), message: e.to_string() };
+        let fail = |e: candle_core::Error| EmbedError::Forward {
+            model: self.info.name.clone(),
+            message: e.to_string(),
+        };
         let seq = ids.iter().map(Vec::len).max().unwrap_or(0).max(1);
         let mut flat = Vec::with_capacity(ids.len() * seq);
         let mut mask = Vec::with_capacity(ids.len() * seq);

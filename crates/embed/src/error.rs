@@ -48,7 +48,9 @@ pub enum EmbedError {
         offline: String,
     },
     /// A model file exists but its content is not what was recorded at provisioning time.
-    #[error("{path}: sha256 {found} does not match {expected} recorded in model.toml; re-run `python3 models/provision.py`")]
+    #[error(
+        "{path}: sha256 {found} does not match {expected} recorded in model.toml; re-run `python3 models/provision.py`"
+    )]
     Checksum {
         /// The file that failed.
         path: PathBuf,
@@ -84,7 +86,9 @@ pub enum EmbedError {
         message: String,
     },
     /// A feature needed for this model was not compiled in.
-    #[error("model {name} needs the `{feature}` feature of switchyard-embed; rebuild with it enabled")]
+    #[error(
+        "model {name} needs the `{feature}` feature of switchyard-embed; rebuild with it enabled"
+    )]
     FeatureMissing {
         /// The model asked for.
         name: String,
@@ -101,7 +105,11 @@ impl EmbedError {
         Self::Io { path: path.into(), source }
     }
 
-    pub(crate) fn bad(path: impl Into<PathBuf>, field: impl Into<String>, message: impl Into<String>) -> Self {
+    pub(crate) fn bad(
+        path: impl Into<PathBuf>,
+        field: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
         Self::BadModel { path: path.into(), field: field.into(), message: message.into() }
     }
 }

@@ -76,6 +76,20 @@ pub fn sha256_file(path: &std::path::Path) -> crate::Result<String> {
     Ok(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
 }
 
+impl serde::Serialize for Fingerprint {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_hex())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Fingerprint {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        Fingerprint::from_hex(&s)
+            .ok_or_else(|| serde::de::Error::custom("fingerprint must be 32 hex characters"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -92,18 +106,5 @@ mod tests {
         let a = Fingerprint::from_parts([("weights", "abc")]);
         let b = Fingerprint::from_parts([("weights", "abd")]);
         assert_ne!(a, b);
-    }
-}
-
-impl serde::Serialize for Fingerprint {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.to_hex())
-    }
-}
-
-impl<'de> serde::Deserialize<'de> for Fingerprint {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        Fingerprint::from_hex(&s).ok_or_else(|| serde::de::Error::custom("fingerprint must be 32 hex characters"))
     }
 }

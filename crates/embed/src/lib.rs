@@ -21,8 +21,8 @@ pub use crate::error::{EmbedError, Result};
 pub use crate::fingerprint::{Fingerprint, sha256_file, sha256_hex};
 pub use crate::hash_embedder::HashEmbedder;
 pub use crate::model::{
-    ModelFile, ModelInfo, ModelSourcePackage, ModelSpec, Pooling, ResolvedModel, SHORT_NAMES, WeightFormat,
-    from_dir, model_search_dirs, resolve,
+    ModelFile, ModelInfo, ModelSourcePackage, ModelSpec, Pooling, ResolvedModel, SHORT_NAMES,
+    WeightFormat, from_dir, model_search_dirs, resolve,
 };
 
 #[cfg(feature = "candle")]

@@ -225,7 +225,9 @@ pub fn model_search_dirs() -> Vec<PathBuf> {
     if let Ok(cwd) = std::env::current_dir() {
         push_ancestors(&cwd);
     }
-    if let Some(exe_dir) = std::env::current_exe().ok().and_then(|e| e.parent().map(Path::to_path_buf)) {
+    if let Some(exe_dir) =
+        std::env::current_exe().ok().and_then(|e| e.parent().map(Path::to_path_buf))
+    {
         push_ancestors(&exe_dir);
     }
     dirs
@@ -269,15 +271,21 @@ fn looks_like_repo_id(name: &str) -> bool {
 pub fn from_dir(dir: &Path) -> Result<ResolvedModel> {
     let toml_path = dir.join("model.toml");
     if toml_path.is_file() {
-        let text = std::fs::read_to_string(&toml_path).map_err(|e| EmbedError::io(&toml_path, e))?;
+        let text =
+            std::fs::read_to_string(&toml_path).map_err(|e| EmbedError::io(&toml_path, e))?;
         let spec: ModelSpec = toml::from_str(&text).map_err(|e| {
-            EmbedError::bad(&toml_path, "model.toml", format!("{e}; re-run `python3 models/provision.py`"))
+            EmbedError::bad(
+                &toml_path,
+                "model.toml",
+                format!("{e}; re-run `python3 models/provision.py`"),
+            )
         })?;
         let resolved = ResolvedModel { dir: dir.to_path_buf(), spec };
         resolved.check_sizes()?;
         return Ok(resolved);
     }
-    let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "model".into());
+    let name =
+        dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "model".into());
     plain_hf_folder(dir, &name)
 }
 
@@ -307,7 +315,13 @@ fn plain_hf_folder(dir: &Path, name: &str) -> Result<ResolvedModel> {
     let pooling = std::fs::read_to_string(dir.join("1_Pooling/config.json"))
         .ok()
         .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-        .map(|v| if v["pooling_mode_cls_token"].as_bool() == Some(true) { Pooling::Cls } else { Pooling::Mean })
+        .map(|v| {
+            if v["pooling_mode_cls_token"].as_bool() == Some(true) {
+                Pooling::Cls
+            } else {
+                Pooling::Mean
+            }
+        })
         .unwrap_or(Pooling::Mean);
     let lower = name.to_ascii_lowercase();
     let prefix = if lower.contains("e5") { "query: ".to_string() } else { String::new() };

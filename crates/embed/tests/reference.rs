@@ -5,6 +5,7 @@
 //! These need provisioned models (`python3 models/provision.py`). Without them the tests skip
 //! with a message, unless `SWITCHYARD_REQUIRE_MODELS=1` (set by `.ci/run`) turns a skip into a
 //! failure so CI can never pass by skipping.
+#![allow(clippy::unwrap_used)] // test helpers: a panic is the failure report
 #![cfg(feature = "candle")]
 
 use switchyard_embed::{Embedder, resolve};
@@ -38,7 +39,8 @@ fn cosine(a: &[f32], b: &[f64]) -> f64 {
 fn check(model: &str, fixture_name: &str) {
     let Some(embedder) = load_or_skip(model) else { return };
     let fx = fixture(fixture_name);
-    let texts: Vec<&str> = fx["texts"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
+    let texts: Vec<&str> =
+        fx["texts"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
     let refs: Vec<Vec<f64>> = fx["embeddings"]
         .as_array()
         .unwrap()
@@ -47,7 +49,8 @@ fn check(model: &str, fixture_name: &str) {
         .collect();
     if let Some(ids) = fx.get("token_ids") {
         for (text, want) in texts.iter().zip(ids.as_array().unwrap()) {
-            let want: Vec<u32> = want.as_array().unwrap().iter().map(|x| x.as_u64().unwrap() as u32).collect();
+            let want: Vec<u32> =
+                want.as_array().unwrap().iter().map(|x| x.as_u64().unwrap() as u32).collect();
             assert_eq!(embedder.token_ids(text).unwrap(), want, "token ids of {text:?}");
         }
     }

@@ -13,7 +13,9 @@ pub enum FormatError {
         source: std::io::Error,
     },
     /// Shorter than the 64-byte header.
-    #[error("index {path}: file is {len} bytes, shorter than the 64-byte header; rebuild it with switchyard build-index")]
+    #[error(
+        "index {path}: file is {len} bytes, shorter than the 64-byte header; rebuild it with switchyard build-index"
+    )]
     TooShort {
         /// The file.
         path: PathBuf,
@@ -21,7 +23,9 @@ pub enum FormatError {
         len: u64,
     },
     /// The first 8 bytes are not `SWYDIDX\0`.
-    #[error("index {path}: not a switchyard index (bad magic); pass a file written by switchyard build-index")]
+    #[error(
+        "index {path}: not a switchyard index (bad magic); pass a file written by switchyard build-index"
+    )]
     BadMagic {
         /// The file.
         path: PathBuf,
@@ -41,7 +45,9 @@ pub enum FormatError {
         newest: u32,
     },
     /// The header length field is not 64.
-    #[error("index {path}: header_len is {found}, expected 64; rebuild it with switchyard build-index")]
+    #[error(
+        "index {path}: header_len is {found}, expected 64; rebuild it with switchyard build-index"
+    )]
     BadHeaderLen {
         /// The file.
         path: PathBuf,
@@ -49,7 +55,9 @@ pub enum FormatError {
         found: u32,
     },
     /// The header checksum does not match.
-    #[error("index {path}: header crc32 {found:08x} does not match {expected:08x}; the file is damaged, rebuild it with switchyard build-index")]
+    #[error(
+        "index {path}: header crc32 {found:08x} does not match {expected:08x}; the file is damaged, rebuild it with switchyard build-index"
+    )]
     HeaderCrc {
         /// The file.
         path: PathBuf,
@@ -59,7 +67,9 @@ pub enum FormatError {
         found: u32,
     },
     /// Flags carry bits this build does not know.
-    #[error("index {path}: unknown header flags {flags:#x}; rebuild it with switchyard build-index")]
+    #[error(
+        "index {path}: unknown header flags {flags:#x}; rebuild it with switchyard build-index"
+    )]
     UnknownFlags {
         /// The file.
         path: PathBuf,
@@ -67,7 +77,9 @@ pub enum FormatError {
         flags: u64,
     },
     /// The recorded length differs from the real one (truncated or appended to).
-    #[error("index {path}: header says {expected} bytes but the file has {found}; the file is truncated or damaged, rebuild it with switchyard build-index")]
+    #[error(
+        "index {path}: header says {expected} bytes but the file has {found}; the file is truncated or damaged, rebuild it with switchyard build-index"
+    )]
     FileLen {
         /// The file.
         path: PathBuf,
@@ -77,7 +89,9 @@ pub enum FormatError {
         found: u64,
     },
     /// More sections than any valid index has.
-    #[error("index {path}: {count} sections exceeds the limit of {max}; rebuild it with switchyard build-index")]
+    #[error(
+        "index {path}: {count} sections exceeds the limit of {max}; rebuild it with switchyard build-index"
+    )]
     TooManySections {
         /// The file.
         path: PathBuf,
@@ -97,7 +111,9 @@ pub enum FormatError {
         problem: String,
     },
     /// Two sections share bytes.
-    #[error("index {path}: sections {first} and {second} overlap; rebuild it with switchyard build-index")]
+    #[error(
+        "index {path}: sections {first} and {second} overlap; rebuild it with switchyard build-index"
+    )]
     Overlap {
         /// The file.
         path: PathBuf,
@@ -107,7 +123,9 @@ pub enum FormatError {
         second: String,
     },
     /// A section's payload checksum does not match.
-    #[error("index {path}: section {section} crc32 {found:08x} does not match {expected:08x}; the file is damaged, rebuild it with switchyard build-index")]
+    #[error(
+        "index {path}: section {section} crc32 {found:08x} does not match {expected:08x}; the file is damaged, rebuild it with switchyard build-index"
+    )]
     PayloadCrc {
         /// The file.
         path: PathBuf,
@@ -119,7 +137,9 @@ pub enum FormatError {
         found: u32,
     },
     /// A matrix holds NaN or infinity.
-    #[error("index {path}: section {section} row {row} holds a non-finite value; rebuild it with switchyard build-index")]
+    #[error(
+        "index {path}: section {section} row {row} holds a non-finite value; rebuild it with switchyard build-index"
+    )]
     NonFinite {
         /// The file.
         path: PathBuf,
@@ -137,7 +157,9 @@ pub enum FormatError {
         section: String,
     },
     /// The metadata section cannot be decoded.
-    #[error("index {path}: metadata does not decode ({message}); rebuild it with switchyard build-index")]
+    #[error(
+        "index {path}: metadata does not decode ({message}); rebuild it with switchyard build-index"
+    )]
     BadMeta {
         /// The file.
         path: PathBuf,

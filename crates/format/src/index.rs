@@ -1,6 +1,6 @@
 use crate::layout::{
-    ALIGN, Dtype, FORMAT_VERSION, HEADER_LEN, KNOWN_FLAGS, MAGIC, MAX_SECTIONS, OLDEST_SUPPORTED_VERSION,
-    SECTION_ENTRY_LEN, SectionKind, stride_for,
+    ALIGN, Dtype, FORMAT_VERSION, HEADER_LEN, KNOWN_FLAGS, MAGIC, MAX_SECTIONS,
+    OLDEST_SUPPORTED_VERSION, SECTION_ENTRY_LEN, SectionKind, stride_for,
 };
 use crate::{FormatError, IndexMeta, Result};
 use std::path::{Path, PathBuf};
@@ -95,7 +95,10 @@ pub struct Index {
 
 impl std::fmt::Debug for Index {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Index").field("path", &self.path).field("header", &self.header).finish_non_exhaustive()
+        f.debug_struct("Index")
+            .field("path", &self.path)
+            .field("header", &self.header)
+            .finish_non_exhaustive()
     }
 }
 
@@ -111,7 +114,12 @@ pub struct MatrixView<'a> {
 impl<'a> MatrixView<'a> {
     /// Wraps plain data (tests, in-memory matrices). `data.len()` must be `rows * stride`.
     pub fn new(data: &'a [f32], rows: usize, dim: usize, stride: usize) -> Option<Self> {
-        (stride >= dim && rows.checked_mul(stride) == Some(data.len())).then_some(Self { data, rows, dim, stride })
+        (stride >= dim && rows.checked_mul(stride) == Some(data.len())).then_some(Self {
+            data,
+            rows,
+            dim,
+            stride,
+        })
     }
 
     /// Number of rows.
@@ -149,7 +157,8 @@ impl<'a> MatrixView<'a> {
 impl Index {
     /// Maps and validates a file. See the crate docs for the checks, in order.
     pub fn open(path: &Path, options: &OpenOptions) -> Result<Self> {
-        let file = std::fs::File::open(path).map_err(|e| FormatError::Io { path: path.to_path_buf(), source: e })?;
+        let file = std::fs::File::open(path)
+            .map_err(|e| FormatError::Io { path: path.to_path_buf(), source: e })?;
         // SAFETY: the mapping is read-only and switchyard never modifies an index in place: the
         // writer replaces files by rename, so the mapped inode is never written while mapped.
         // Another program truncating the file under us is outside that contract (as for every
@@ -223,12 +232,15 @@ impl Index {
         // Alignment and size were proven in `parse_sections` (offset % 64 == 0 on a 4-aligned
         // base, len == rows * stride * 4), so this cast cannot fail; fall back to empty anyway.
         let data: &[f32] = bytemuck::try_cast_slice(bytes).unwrap_or(&[]);
-        MatrixView { data, rows: s.rows as usize, dim, stride }
+        MatrixView { data, rows: us(s.rows), dim, stride }
     }
 
     /// Number of row texts in the strings section.
     pub fn string_count(&self) -> usize {
-        self.sections.iter().find(|s| s.kind == SectionKind::StringOffsets).map_or(0, |s| s.rows as usize - 1)
+        self.sections
+            .iter()
+            .find(|s| s.kind == SectionKind::StringOffsets)
+            .map_or(0, |s| us(s.rows).saturating_sub(1))
     }
 
     /// Row text `i` (empty if out of range).
@@ -242,7 +254,8 @@ impl Index {
         };
         let offs = slice(bytes, offs);
         let at = |j: usize| -> usize {
-            offs.get(j * 4..j * 4 + 4).map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+            offs.get(j * 4..j * 4 + 4)
+                .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
         };
         if i >= self.string_count() {
             return "";
@@ -267,25 +280,36 @@ impl Index {
         let bytes = self.storage.bytes();
         let text = find(&self.path, &self.sections, SectionKind::Strings)?;
         let offs = find(&self.path, &self.sections, SectionKind::StringOffsets)?;
-        let bad = |problem: String| FormatError::BadSection { path: self.path.clone(), section: "string_offsets".into(), problem };
+        let bad = |problem: String| FormatError::BadSection {
+            path: self.path.clone(),
+            section: "string_offsets".into(),
+            problem,
+        };
         if offs.rows == 0 || offs.len != offs.rows * 4 {
             return Err(bad(format!("{} bytes for {} entries", offs.len, offs.rows)));
         }
-        let text = std::str::from_utf8(slice(bytes, text)).map_err(|e| FormatError::BadSection {
-            path: self.path.clone(),
-            section: "strings".into(),
-            problem: format!("not UTF-8: {e}"),
-        })?;
+        let text =
+            std::str::from_utf8(slice(bytes, text)).map_err(|e| FormatError::BadSection {
+                path: self.path.clone(),
+                section: "strings".into(),
+                problem: format!("not UTF-8: {e}"),
+            })?;
         let mut prev = 0usize;
         for (j, b) in slice(bytes, offs).chunks_exact(4).enumerate() {
             let o = u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize;
             if (j == 0 && o != 0) || o < prev || o > text.len() || !text.is_char_boundary(o) {
-                return Err(bad(format!("entry {j} = {o} is not a valid boundary in {} bytes of text", text.len())));
+                return Err(bad(format!(
+                    "entry {j} = {o} is not a valid boundary in {} bytes of text",
+                    text.len()
+                )));
             }
             prev = o;
         }
         if prev != text.len() {
-            return Err(bad(format!("last entry {prev} does not end the {} bytes of text", text.len())));
+            return Err(bad(format!(
+                "last entry {prev} does not end the {} bytes of text",
+                text.len()
+            )));
         }
         Ok(())
     }
@@ -294,47 +318,81 @@ impl Index {
         let m = &self.meta;
         let bad = |message: String| FormatError::BadMeta { path: self.path.clone(), message };
         if m.model.dim != self.header.dim {
-            return Err(bad(format!("model dim {} differs from header dim {}", m.model.dim, self.header.dim)));
+            return Err(bad(format!(
+                "model dim {} differs from header dim {}",
+                m.model.dim, self.header.dim
+            )));
         }
         let rows_of = |k| self.matrix(k).rows();
-        let check_items = |kind: SectionKind, spans: &mut dyn Iterator<Item = (&str, u32, u32)>| -> Result<()> {
-            let rows = rows_of(kind);
-            for (name, first, count) in spans {
-                let end = u64::from(first) + u64::from(count);
-                if count == 0 || end > rows as u64 {
-                    return Err(bad(format!("{} item {name} spans rows {first}..{end} of {rows}", kind.name())));
+        let check_items =
+            |kind: SectionKind, spans: &mut dyn Iterator<Item = (&str, u32, u32)>| -> Result<()> {
+                let rows = rows_of(kind);
+                for (name, first, count) in spans {
+                    let end = u64::from(first) + u64::from(count);
+                    if count == 0 || end > rows as u64 {
+                        return Err(bad(format!(
+                            "{} item {name} spans rows {first}..{end} of {rows}",
+                            kind.name()
+                        )));
+                    }
                 }
-            }
-            Ok(())
-        };
-        check_items(SectionKind::Tools, &mut m.tools.iter().map(|t| (t.name.as_str(), t.first_row, t.row_count)))?;
-        check_items(SectionKind::Skills, &mut m.skills.iter().map(|t| (t.name.as_str(), t.first_row, t.row_count)))?;
-        check_items(SectionKind::Modes, &mut m.modes.iter().map(|t| (t.name.as_str(), t.first_row, t.row_count)))?;
-        if m.injections.len() != rows_of(SectionKind::Injections) || m.benign.len() != rows_of(SectionKind::Benign) {
-            return Err(bad("pattern metadata does not match the injection/benign row counts".into()));
+                Ok(())
+            };
+        check_items(
+            SectionKind::Tools,
+            &mut m.tools.iter().map(|t| (t.name.as_str(), t.first_row, t.row_count)),
+        )?;
+        check_items(
+            SectionKind::Skills,
+            &mut m.skills.iter().map(|t| (t.name.as_str(), t.first_row, t.row_count)),
+        )?;
+        check_items(
+            SectionKind::Modes,
+            &mut m.modes.iter().map(|t| (t.name.as_str(), t.first_row, t.row_count)),
+        )?;
+        if m.injections.len() != rows_of(SectionKind::Injections)
+            || m.benign.len() != rows_of(SectionKind::Benign)
+        {
+            return Err(bad(
+                "pattern metadata does not match the injection/benign row counts".into()
+            ));
         }
         if m.string_base.len() != SectionKind::MATRICES.len() {
-            return Err(bad(format!("string_base has {} entries, expected {}", m.string_base.len(), SectionKind::MATRICES.len())));
+            return Err(bad(format!(
+                "string_base has {} entries, expected {}",
+                m.string_base.len(),
+                SectionKind::MATRICES.len()
+            )));
         }
         for (k, base) in SectionKind::MATRICES.iter().zip(&m.string_base) {
             if *base as usize + rows_of(*k) > self.string_count() {
-                return Err(bad(format!("row texts of {} run past the {} strings", k.name(), self.string_count())));
+                return Err(bad(format!(
+                    "row texts of {} run past the {} strings",
+                    k.name(),
+                    self.string_count()
+                )));
             }
         }
         Ok(())
     }
 }
 
+/// u64 file offsets to usize. Every value passed here was checked against the length of a
+/// buffer in memory, so it fits; saturating keeps a logic error an out-of-range slice error.
+fn us(n: u64) -> usize {
+    usize::try_from(n).unwrap_or(usize::MAX)
+}
+
 fn slice<'a>(bytes: &'a [u8], s: &Section) -> &'a [u8] {
     // Offsets and lengths were proven in range by `parse_sections`.
-    &bytes[s.offset as usize..(s.offset + s.len) as usize]
+    &bytes[us(s.offset)..us(s.offset + s.len)]
 }
 
 fn find<'a>(path: &Path, sections: &'a [Section], kind: SectionKind) -> Result<&'a Section> {
-    sections
-        .iter()
-        .find(|s| s.kind == kind)
-        .ok_or_else(|| FormatError::MissingSection { path: path.to_path_buf(), section: kind.name().into() })
+    sections.iter().find(|s| s.kind == kind).ok_or_else(|| FormatError::MissingSection {
+        path: path.to_path_buf(),
+        section: kind.name().into(),
+    })
 }
 
 fn le_u32(b: &[u8], at: usize) -> u32 {
@@ -379,11 +437,19 @@ fn parse_header(path: &Path, bytes: &[u8]) -> Result<Header> {
     }
     let file_len = le_u64(bytes, 48);
     if file_len != bytes.len() as u64 {
-        return Err(FormatError::FileLen { path: p(), expected: file_len, found: bytes.len() as u64 });
+        return Err(FormatError::FileLen {
+            path: p(),
+            expected: file_len,
+            found: bytes.len() as u64,
+        });
     }
     let section_count = le_u32(bytes, 24);
     if section_count > MAX_SECTIONS {
-        return Err(FormatError::TooManySections { path: p(), count: section_count, max: MAX_SECTIONS });
+        return Err(FormatError::TooManySections {
+            path: p(),
+            count: section_count,
+            max: MAX_SECTIONS,
+        });
     }
     let mut fingerprint = [0u8; 16];
     fingerprint.copy_from_slice(&bytes[32..48]);
@@ -391,10 +457,17 @@ fn parse_header(path: &Path, bytes: &[u8]) -> Result<Header> {
 }
 
 fn parse_sections(path: &Path, bytes: &[u8], header: &Header) -> Result<Vec<Section>> {
-    let bad = |section: String, problem: String| FormatError::BadSection { path: path.to_path_buf(), section, problem };
+    let bad = |section: String, problem: String| FormatError::BadSection {
+        path: path.to_path_buf(),
+        section,
+        problem,
+    };
     let table_end = HEADER_LEN + header.section_count as usize * SECTION_ENTRY_LEN;
     if table_end > bytes.len() {
-        return Err(bad("table".into(), format!("section table ends at {table_end}, past file length {}", bytes.len())));
+        return Err(bad(
+            "table".into(),
+            format!("section table ends at {table_end}, past file length {}", bytes.len()),
+        ));
     }
     if header.dim == 0 || header.dim > 65_536 {
         return Err(bad("header".into(), format!("dim {} is out of range 1..=65536", header.dim)));
@@ -402,12 +475,15 @@ fn parse_sections(path: &Path, bytes: &[u8], header: &Header) -> Result<Vec<Sect
     let dim = header.dim as usize;
     let mut sections: Vec<Section> = Vec::with_capacity(header.section_count as usize);
     for i in 0..header.section_count as usize {
-        let e = &bytes[HEADER_LEN + i * SECTION_ENTRY_LEN..HEADER_LEN + (i + 1) * SECTION_ENTRY_LEN];
+        let e =
+            &bytes[HEADER_LEN + i * SECTION_ENTRY_LEN..HEADER_LEN + (i + 1) * SECTION_ENTRY_LEN];
         let code = le_u32(e, 0);
-        let kind = SectionKind::from_code(code).ok_or_else(|| bad(format!("#{i}"), format!("unknown kind {code}")))?;
+        let kind = SectionKind::from_code(code)
+            .ok_or_else(|| bad(format!("#{i}"), format!("unknown kind {code}")))?;
         let name = kind.name().to_string();
         let dcode = le_u32(e, 4);
-        let dtype = Dtype::from_code(dcode).ok_or_else(|| bad(name.clone(), format!("unknown dtype {dcode}")))?;
+        let dtype = Dtype::from_code(dcode)
+            .ok_or_else(|| bad(name.clone(), format!("unknown dtype {dcode}")))?;
         if dtype != kind.dtype() {
             return Err(bad(name, format!("dtype {dcode} does not fit this kind")));
         }
@@ -421,15 +497,27 @@ fn parse_sections(path: &Path, bytes: &[u8], header: &Header) -> Result<Vec<Sect
             stride: le_u32(e, 36),
             crc32: le_u32(e, 40),
         };
-        if s.offset % ALIGN as u64 != 0 {
+        if !s.offset.is_multiple_of(ALIGN as u64) {
             return Err(bad(name, format!("offset {} is not a multiple of {ALIGN}", s.offset)));
         }
-        if (s.offset as usize) < table_end {
-            return Err(bad(name, format!("offset {} lies inside the header or section table", s.offset)));
+        if us(s.offset) < table_end {
+            return Err(bad(
+                name,
+                format!("offset {} lies inside the header or section table", s.offset),
+            ));
         }
-        let end = s.offset.checked_add(s.len).filter(|&end| end <= bytes.len() as u64).ok_or_else(|| {
-            bad(name.clone(), format!("ends at {}, past file length {}", s.offset.saturating_add(s.len), bytes.len()))
-        })?;
+        let end = s.offset.checked_add(s.len).filter(|&end| end <= bytes.len() as u64).ok_or_else(
+            || {
+                bad(
+                    name.clone(),
+                    format!(
+                        "ends at {}, past file length {}",
+                        s.offset.saturating_add(s.len),
+                        bytes.len()
+                    ),
+                )
+            },
+        )?;
         let _ = end;
         if e[44..].iter().any(|&b| b != 0) {
             return Err(bad(name, "reserved bytes of the table entry are not zero".into()));
@@ -440,24 +528,44 @@ fn parse_sections(path: &Path, bytes: &[u8], header: &Header) -> Result<Vec<Sect
                 return Err(bad(name, format!("cols {} differs from header dim {dim}", s.cols)));
             }
             if u64::from(s.stride) != stride {
-                return Err(bad(name, format!("stride {} differs from {stride} for dim {dim}", s.stride)));
+                return Err(bad(
+                    name,
+                    format!("stride {} differs from {stride} for dim {dim}", s.stride),
+                ));
             }
             let want = s.rows.checked_mul(stride).and_then(|n| n.checked_mul(4));
             if want != Some(s.len) {
-                return Err(bad(name, format!("len {} is not rows {} x stride {stride} x 4", s.len, s.rows)));
+                return Err(bad(
+                    name,
+                    format!("len {} is not rows {} x stride {stride} x 4", s.len, s.rows),
+                ));
             }
         } else {
-            let want = if kind == SectionKind::StringOffsets { (s.len / 4, 1, 1) } else { (0, 0, 0) };
-            if (s.rows, s.cols, s.stride) != want || (kind == SectionKind::StringOffsets && s.len % 4 != 0) {
-                return Err(bad(name, format!("rows/cols/stride {}/{}/{} do not fit a {} byte section", s.rows, s.cols, s.stride, s.len)));
+            let want =
+                if kind == SectionKind::StringOffsets { (s.len / 4, 1, 1) } else { (0, 0, 0) };
+            if (s.rows, s.cols, s.stride) != want
+                || (kind == SectionKind::StringOffsets && !s.len.is_multiple_of(4))
+            {
+                return Err(bad(
+                    name,
+                    format!(
+                        "rows/cols/stride {}/{}/{} do not fit a {} byte section",
+                        s.rows, s.cols, s.stride, s.len
+                    ),
+                ));
             }
         }
         if let Some(prev) = sections.iter().find(|p| p.kind == kind) {
             return Err(bad(prev.kind.name().into(), "appears twice".into()));
         }
         for p in &sections {
-            if s.len > 0 && p.len > 0 && s.offset < p.offset + p.len && p.offset < s.offset + s.len {
-                return Err(FormatError::Overlap { path: path.to_path_buf(), first: p.kind.name().into(), second: name });
+            if s.len > 0 && p.len > 0 && s.offset < p.offset + p.len && p.offset < s.offset + s.len
+            {
+                return Err(FormatError::Overlap {
+                    path: path.to_path_buf(),
+                    first: p.kind.name().into(),
+                    second: name,
+                });
             }
         }
         sections.push(s);
@@ -468,16 +576,21 @@ fn parse_sections(path: &Path, bytes: &[u8], header: &Header) -> Result<Vec<Sect
 fn verify_payloads(path: &Path, bytes: &[u8], sections: &[Section], dim: usize) -> Result<()> {
     // Bytes outside every section (alignment gaps, table tail) are not covered by a checksum, so
     // they must be zero: then no single damaged byte anywhere can go unnoticed.
-    let mut covered: Vec<(u64, u64)> = sections.iter().map(|s| (s.offset, s.offset + s.len)).collect();
+    let mut covered: Vec<(u64, u64)> =
+        sections.iter().map(|s| (s.offset, s.offset + s.len)).collect();
     covered.push((0, (HEADER_LEN + sections.len() * SECTION_ENTRY_LEN) as u64));
     covered.sort_unstable();
     let mut at = 0u64;
-    for (start, end) in covered.into_iter().chain(std::iter::once((bytes.len() as u64, bytes.len() as u64))) {
-        if start > at && bytes[at as usize..start as usize].iter().any(|&b| b != 0) {
+    for (start, end) in
+        covered.into_iter().chain(std::iter::once((bytes.len() as u64, bytes.len() as u64)))
+    {
+        if start > at && bytes[us(at)..us(start)].iter().any(|&b| b != 0) {
             return Err(FormatError::BadSection {
                 path: path.to_path_buf(),
                 section: "padding".into(),
-                problem: format!("bytes {at}..{start} between sections are not zero; the file is damaged"),
+                problem: format!(
+                    "bytes {at}..{start} between sections are not zero; the file is damaged"
+                ),
             });
         }
         at = at.max(end);
@@ -486,13 +599,25 @@ fn verify_payloads(path: &Path, bytes: &[u8], sections: &[Section], dim: usize) 
         let data = slice(bytes, s);
         let found = crc32fast::hash(data);
         if found != s.crc32 {
-            return Err(FormatError::PayloadCrc { path: path.to_path_buf(), section: s.kind.name().into(), expected: s.crc32, found });
+            return Err(FormatError::PayloadCrc {
+                path: path.to_path_buf(),
+                section: s.kind.name().into(),
+                expected: s.crc32,
+                found,
+            });
         }
         if s.kind.is_matrix() {
             let stride = stride_for(dim) * 4;
             for (row, r) in data.chunks_exact(stride).enumerate() {
-                if r[..dim * 4].chunks_exact(4).any(|b| !f32::from_le_bytes([b[0], b[1], b[2], b[3]]).is_finite()) {
-                    return Err(FormatError::NonFinite { path: path.to_path_buf(), section: s.kind.name().into(), row: row as u64 });
+                if r[..dim * 4]
+                    .chunks_exact(4)
+                    .any(|b| !f32::from_le_bytes([b[0], b[1], b[2], b[3]]).is_finite())
+                {
+                    return Err(FormatError::NonFinite {
+                        path: path.to_path_buf(),
+                        section: s.kind.name().into(),
+                        row: row as u64,
+                    });
                 }
             }
         }

@@ -55,8 +55,13 @@ impl SectionKind {
     ];
 
     /// The matrix kinds.
-    pub const MATRICES: [SectionKind; 5] =
-        [SectionKind::Tools, SectionKind::Skills, SectionKind::Modes, SectionKind::Injections, SectionKind::Benign];
+    pub const MATRICES: [SectionKind; 5] = [
+        SectionKind::Tools,
+        SectionKind::Skills,
+        SectionKind::Modes,
+        SectionKind::Injections,
+        SectionKind::Benign,
+    ];
 
     /// On-disk code.
     pub fn code(self) -> u32 {

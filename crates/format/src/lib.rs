@@ -62,13 +62,15 @@
 #![warn(clippy::cast_possible_truncation)]
 
 #[cfg(target_endian = "big")]
-compile_error!("switchyard-format reads little-endian files through zero-copy views; big-endian hosts are not supported");
+compile_error!(
+    "switchyard-format reads little-endian files through zero-copy views; big-endian hosts are not supported"
+);
 
 pub use crate::error::{FormatError, Result};
 pub use crate::index::{Header, Index, MatrixView, OpenOptions, Section};
 pub use crate::layout::{
-    ALIGN, Dtype, FLAG_ROWS_NORMALISED, FORMAT_VERSION, HEADER_LEN, MAGIC, MAX_SECTIONS, OLDEST_SUPPORTED_VERSION,
-    SECTION_ENTRY_LEN, SectionKind, align_up, stride_for,
+    ALIGN, Dtype, FLAG_ROWS_NORMALISED, FORMAT_VERSION, HEADER_LEN, MAGIC, MAX_SECTIONS,
+    OLDEST_SUPPORTED_VERSION, SECTION_ENTRY_LEN, SectionKind, align_up, stride_for,
 };
 pub use crate::meta::{IndexMeta, ItemMeta, ModeMeta, ModelMeta, PatternMeta, Thresholds};
 pub use crate::writer::{IndexWriter, write_atomic};

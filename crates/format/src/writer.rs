@@ -1,6 +1,6 @@
 use crate::layout::{
-    ALIGN, FLAG_ROWS_NORMALISED, FORMAT_VERSION, HEADER_LEN, MAGIC, SECTION_ENTRY_LEN, SectionKind, align_up,
-    stride_for,
+    ALIGN, FLAG_ROWS_NORMALISED, FORMAT_VERSION, HEADER_LEN, MAGIC, SECTION_ENTRY_LEN, SectionKind,
+    align_up, stride_for,
 };
 use crate::{FormatError, IndexMeta, Result};
 use std::collections::BTreeMap;
@@ -28,9 +28,12 @@ impl IndexWriter {
     /// zero, and finite.
     pub fn matrix(&mut self, kind: SectionKind, data: Vec<f32>) -> Result<&mut Self> {
         if !kind.is_matrix() {
-            return Err(FormatError::InvalidInput(format!("{} is not a matrix section", kind.name())));
+            return Err(FormatError::InvalidInput(format!(
+                "{} is not a matrix section",
+                kind.name()
+            )));
         }
-        if self.dim == 0 || data.len() % self.dim != 0 {
+        if self.dim == 0 || !data.len().is_multiple_of(self.dim) {
             return Err(FormatError::InvalidInput(format!(
                 "{}: {} floats is not a whole number of rows of width {}",
                 kind.name(),
@@ -40,7 +43,10 @@ impl IndexWriter {
         }
         for (row, chunk) in data.chunks_exact(self.dim).enumerate() {
             if chunk.iter().any(|x| !x.is_finite()) {
-                return Err(FormatError::InvalidInput(format!("{} row {row} holds NaN or infinity", kind.name())));
+                return Err(FormatError::InvalidInput(format!(
+                    "{} row {row} holds NaN or infinity",
+                    kind.name()
+                )));
             }
             let norm: f64 = chunk.iter().map(|&x| f64::from(x) * f64::from(x)).sum();
             if norm != 0.0 && (norm - 1.0).abs() > 1e-3 {
@@ -95,7 +101,10 @@ impl IndexWriter {
         let n_strings = self.strings.len() as u64;
         payloads.push((SectionKind::Strings, text.clone(), 0, 0, 0));
         payloads.push((SectionKind::StringOffsets, offsets, n_strings + 1, 1, 1));
-        let meta = self.meta.clone().ok_or_else(|| FormatError::InvalidInput("metadata was not set".into()))?;
+        let meta = self
+            .meta
+            .clone()
+            .ok_or_else(|| FormatError::InvalidInput("metadata was not set".into()))?;
         payloads.push((SectionKind::Meta, meta, 0, 0, 0));
 
         let count = payloads.len();
@@ -124,7 +133,7 @@ impl IndexWriter {
         let mut out = vec![0u8; file_len];
         out[0..8].copy_from_slice(&MAGIC);
         out[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
-        out[12..16].copy_from_slice(&(HEADER_LEN as u32).to_le_bytes());
+        out[12..16].copy_from_slice(&u32_of(HEADER_LEN)?.to_le_bytes());
         out[16..24].copy_from_slice(&FLAG_ROWS_NORMALISED.to_le_bytes());
         out[24..28].copy_from_slice(&u32_of(count)?.to_le_bytes());
         out[28..32].copy_from_slice(&u32_of(self.dim)?.to_le_bytes());
@@ -137,7 +146,7 @@ impl IndexWriter {
         for ((_, bytes, ..), at) in payloads.iter().zip(placed) {
             out[at..at + bytes.len()].copy_from_slice(bytes);
         }
-        debug_assert!(out.len() % ALIGN == 0);
+        debug_assert!(out.len().is_multiple_of(ALIGN));
         Ok(out)
     }
 
@@ -150,7 +159,8 @@ impl IndexWriter {
 }
 
 fn u32_of(n: usize) -> Result<u32> {
-    u32::try_from(n).map_err(|_| FormatError::InvalidInput(format!("{n} does not fit the format's u32 fields")))
+    u32::try_from(n)
+        .map_err(|_| FormatError::InvalidInput(format!("{n} does not fit the format's u32 fields")))
 }
 
 /// Writes `bytes` to `path` through a temp file + fsync + rename + folder fsync.
@@ -161,7 +171,10 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         _ => std::path::PathBuf::from("."),
     };
     std::fs::create_dir_all(&dir).map_err(io)?;
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "index".into());
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "index".into());
     let tmp = dir.join(format!(".{name}.swyd.tmp{}", std::process::id()));
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;

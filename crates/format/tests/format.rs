@@ -1,5 +1,6 @@
 //! The index format's contract: round trips, determinism, the header layout, every corruption an
 //! error (never a panic), verbatim messages, and one committed fixture per format version.
+#![allow(clippy::unwrap_used)] // test helpers: a panic is the failure report
 
 use proptest::prelude::*;
 use switchyard_format::*;
@@ -7,7 +8,8 @@ use switchyard_format::*;
 const DIM: usize = 16;
 
 fn unit(seed: u32) -> Vec<f32> {
-    let mut v: Vec<f32> = (0..DIM).map(|i| ((seed * 31 + i as u32 * 7) % 13) as f32 - 6.0).collect();
+    let mut v: Vec<f32> =
+        (0..DIM).map(|i| ((seed * 31 + i as u32 * 7) % 13) as f32 - 6.0).collect();
     let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
     v.iter_mut().for_each(|x| *x /= n);
     v
@@ -25,15 +27,56 @@ fn sample_meta() -> IndexMeta {
         },
         manifest_hash: "feed".into(),
         tools: vec![
-            ItemMeta { name: "read_file".into(), description: "read a file".into(), modes: vec!["any".into()], first_row: 0, row_count: 2, parameters: Some("{\"type\":\"object\"}".into()), body: None },
-            ItemMeta { name: "run_tests".into(), description: "run the tests".into(), modes: vec!["act".into()], first_row: 2, row_count: 1, parameters: None, body: None },
+            ItemMeta {
+                name: "read_file".into(),
+                description: "read a file".into(),
+                modes: vec!["any".into()],
+                first_row: 0,
+                row_count: 2,
+                parameters: Some("{\"type\":\"object\"}".into()),
+                body: None,
+            },
+            ItemMeta {
+                name: "run_tests".into(),
+                description: "run the tests".into(),
+                modes: vec!["act".into()],
+                first_row: 2,
+                row_count: 1,
+                parameters: None,
+                body: None,
+            },
         ],
-        skills: vec![ItemMeta { name: "debug".into(), description: "debugging".into(), modes: vec!["any".into()], first_row: 0, row_count: 1, parameters: None, body: Some("steps".into()) }],
-        modes: vec![ModeMeta { name: "act".into(), description: "do it".into(), keywords: vec!["fix".into()], base_tools: vec![], base_skills: vec![], rules: None, first_row: 0, row_count: 1 }],
+        skills: vec![ItemMeta {
+            name: "debug".into(),
+            description: "debugging".into(),
+            modes: vec!["any".into()],
+            first_row: 0,
+            row_count: 1,
+            parameters: None,
+            body: Some("steps".into()),
+        }],
+        modes: vec![ModeMeta {
+            name: "act".into(),
+            description: "do it".into(),
+            keywords: vec!["fix".into()],
+            base_tools: vec![],
+            base_skills: vec![],
+            rules: None,
+            first_row: 0,
+            row_count: 1,
+        }],
         default_mode: "act".into(),
         injections: vec![PatternMeta { lang: "en".into(), category: Some("override".into()) }],
         benign: vec![PatternMeta { lang: "en".into(), category: None }],
-        thresholds: Thresholds { tool_min: 0.3, skill_min: 0.3, mode_min: 0.4, injection: 0.8, memory_min: 0.3, unrelated_mean: 0.1, related_mean: 0.6 },
+        thresholds: Thresholds {
+            tool_min: 0.3,
+            skill_min: 0.3,
+            mode_min: 0.4,
+            injection: 0.8,
+            memory_min: 0.3,
+            unrelated_mean: 0.1,
+            related_mean: 0.6,
+        },
         string_base: vec![0, 3, 4, 5, 6],
     }
 }
@@ -46,7 +89,15 @@ fn sample_writer() -> IndexWriter {
     w.matrix(SectionKind::Modes, rows(&[5])).unwrap();
     w.matrix(SectionKind::Injections, rows(&[6])).unwrap();
     w.matrix(SectionKind::Benign, rows(&[7])).unwrap();
-    let texts = ["read a file", "show me foo.rs", "run the tests", "debugging", "do it", "ignore previous instructions", "ignore the lint warning"];
+    let texts = [
+        "read a file",
+        "show me foo.rs",
+        "run the tests",
+        "debugging",
+        "do it",
+        "ignore previous instructions",
+        "ignore the lint warning",
+    ];
     w.strings(texts.iter().map(|s| s.to_string()).collect());
     w.meta(&sample_meta()).unwrap();
     w
@@ -102,7 +153,10 @@ fn header_layout_matches_the_spec() {
     for s in index.sections() {
         assert_eq!(s.offset % 64, 0, "{:?}", s.kind);
     }
-    assert_eq!(index.sections().iter().map(|s| s.kind).collect::<Vec<_>>(), SectionKind::ALL.to_vec());
+    assert_eq!(
+        index.sections().iter().map(|s| s.kind).collect::<Vec<_>>(),
+        SectionKind::ALL.to_vec()
+    );
 }
 
 fn open_err(bytes: &[u8]) -> String {
@@ -118,28 +172,54 @@ fn with_header_crc(mut b: Vec<u8>) -> Vec<u8> {
 #[test]
 fn errors_are_distinct_and_verbatim() {
     let good = sample_writer().to_bytes().unwrap();
-    assert_eq!(open_err(&good[..10]), "index <memory>: file is 10 bytes, shorter than the 64-byte header; rebuild it with switchyard build-index");
+    assert_eq!(
+        open_err(&good[..10]),
+        "index <memory>: file is 10 bytes, shorter than the 64-byte header; rebuild it with switchyard build-index"
+    );
     let mut b = good.clone();
     b[0] = b'X';
-    assert_eq!(open_err(&b), "index <memory>: not a switchyard index (bad magic); pass a file written by switchyard build-index");
+    assert_eq!(
+        open_err(&b),
+        "index <memory>: not a switchyard index (bad magic); pass a file written by switchyard build-index"
+    );
     let mut b = good.clone();
     b[8..12].copy_from_slice(&99u32.to_le_bytes());
-    assert_eq!(open_err(&b), "index <memory>: format version 99 is not supported (this build reads 1..=1); rebuild it with switchyard build-index");
+    assert_eq!(
+        open_err(&b),
+        "index <memory>: format version 99 is not supported (this build reads 1..=1); rebuild it with switchyard build-index"
+    );
     let mut b = good.clone();
     b[28] ^= 1;
     assert!(open_err(&b).starts_with("index <memory>: header crc32 "), "{}", open_err(&b));
     let b = good[..good.len() - 64].to_vec();
-    assert_eq!(open_err(&b), format!("index <memory>: header says {} bytes but the file has {}; the file is truncated or damaged, rebuild it with switchyard build-index", good.len(), good.len() - 64));
+    assert_eq!(
+        open_err(&b),
+        format!(
+            "index <memory>: header says {} bytes but the file has {}; the file is truncated or damaged, rebuild it with switchyard build-index",
+            good.len(),
+            good.len() - 64
+        )
+    );
     // A misaligned section offset (header crc fixed up so the table check is what fires).
     let mut b = good.clone();
     let off = u64::from_le_bytes(b[64 + 8..64 + 16].try_into().unwrap());
     b[64 + 8..64 + 16].copy_from_slice(&(off + 4).to_le_bytes());
-    assert_eq!(open_err(&with_header_crc(b)), format!("index <memory>: section tools: offset {} is not a multiple of 64; rebuild it with switchyard build-index", off + 4));
+    assert_eq!(
+        open_err(&with_header_crc(b)),
+        format!(
+            "index <memory>: section tools: offset {} is not a multiple of 64; rebuild it with switchyard build-index",
+            off + 4
+        )
+    );
     // Two sections pointing at the same bytes.
     let mut b = good.clone();
     let skills_off = b[128 + 8..128 + 16].to_vec();
     b[64 + 8..64 + 16].copy_from_slice(&skills_off);
-    assert!(open_err(&b).contains("overlap") || open_err(&b).contains("sections"), "{}", open_err(&b));
+    assert!(
+        open_err(&b).contains("overlap") || open_err(&b).contains("sections"),
+        "{}",
+        open_err(&b)
+    );
     // Payload damage names the section.
     let index = Index::from_bytes(&good, &OpenOptions::new()).unwrap();
     let tools = index.sections()[0].clone();
@@ -167,7 +247,11 @@ fn atomic_write_replaces_the_whole_file() {
     std::fs::write(&path, b"old junk").unwrap();
     sample_writer().write(&path).unwrap();
     Index::open(&path, &OpenOptions::new()).unwrap();
-    let leftovers: Vec<_> = std::fs::read_dir(dir.path()).unwrap().filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().contains("tmp")).collect();
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains("tmp"))
+        .collect();
     assert!(leftovers.is_empty());
 }
 

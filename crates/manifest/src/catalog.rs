@@ -206,8 +206,18 @@ impl Source {
         self.text[..span.start.min(self.text.len())].matches('\n').count() + 1
     }
 
-    fn invalid(&self, span: std::ops::Range<usize>, field: &str, message: impl Into<String>) -> ManifestError {
-        ManifestError::Invalid { path: self.path.clone(), line: self.line(span), field: field.into(), message: message.into() }
+    fn invalid(
+        &self,
+        span: std::ops::Range<usize>,
+        field: &str,
+        message: impl Into<String>,
+    ) -> ManifestError {
+        ManifestError::Invalid {
+            path: self.path.clone(),
+            line: self.line(span),
+            field: field.into(),
+            message: message.into(),
+        }
     }
 
     fn parse<T: serde::de::DeserializeOwned>(&self) -> Result<T> {
@@ -229,54 +239,98 @@ fn read(dir: &Path, file: &str) -> Result<Option<Source>> {
 }
 
 fn valid_name(name: &str) -> bool {
-    !name.is_empty() && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"_.-".contains(&b))
+    !name.is_empty()
+        && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"_.-".contains(&b))
 }
 
 /// Reads a file named by a manifest field, refusing paths that leave the folder.
 fn read_relative(src: &Source, dir: &Path, rel: &Spanned<String>, field: &str) -> Result<String> {
     let p = Path::new(rel.get_ref());
     if p.is_absolute() || p.components().any(|c| matches!(c, std::path::Component::ParentDir)) {
-        return Err(src.invalid(rel.span(), field, format!("{:?} escapes the manifest folder; use a path relative to {} without `..`", rel.get_ref(), dir.display())));
+        return Err(src.invalid(
+            rel.span(),
+            field,
+            format!(
+                "{:?} escapes the manifest folder; use a path relative to {} without `..`",
+                rel.get_ref(),
+                dir.display()
+            ),
+        ));
     }
     let full = dir.join(p);
-    let canonical_dir = dir.canonicalize().map_err(|e| ManifestError::Io { path: dir.to_path_buf(), source: e })?;
+    let canonical_dir =
+        dir.canonicalize().map_err(|e| ManifestError::Io { path: dir.to_path_buf(), source: e })?;
     match full.canonicalize() {
-        Ok(c) if !c.starts_with(&canonical_dir) => {
-            Err(src.invalid(rel.span(), field, format!("{:?} resolves outside the manifest folder (symlink?)", rel.get_ref())))
-        }
-        Ok(c) => std::fs::read_to_string(&c).map_err(|e| src.invalid(rel.span(), field, format!("cannot read {}: {e}", c.display()))),
-        Err(_) => Err(src.invalid(rel.span(), field, format!("{} does not exist; create it or remove the field", full.display()))),
+        Ok(c) if !c.starts_with(&canonical_dir) => Err(src.invalid(
+            rel.span(),
+            field,
+            format!("{:?} resolves outside the manifest folder (symlink?)", rel.get_ref()),
+        )),
+        Ok(c) => std::fs::read_to_string(&c).map_err(|e| {
+            src.invalid(rel.span(), field, format!("cannot read {}: {e}", c.display()))
+        }),
+        Err(_) => Err(src.invalid(
+            rel.span(),
+            field,
+            format!("{} does not exist; create it or remove the field", full.display()),
+        )),
     }
 }
 
 fn non_empty(src: &Source, s: &Spanned<String>, field: &str) -> Result<String> {
     let t = s.get_ref().trim();
     if t.is_empty() {
-        return Err(src.invalid(s.span(), field, "must not be empty; write one or two sentences saying what it does"));
+        return Err(src.invalid(
+            s.span(),
+            field,
+            "must not be empty; write one or two sentences saying what it does",
+        ));
     }
     Ok(t.to_string())
 }
 
-fn unique(src: &Source, seen: &mut BTreeMap<String, usize>, name: &Spanned<String>, field: &str) -> Result<String> {
+fn unique(
+    src: &Source,
+    seen: &mut BTreeMap<String, usize>,
+    name: &Spanned<String>,
+    field: &str,
+) -> Result<String> {
     let n = name.get_ref().clone();
     if !valid_name(&n) {
-        return Err(src.invalid(name.span(), field, format!("{n:?} is not allowed; use lowercase letters, digits, `_`, `.` and `-`")));
+        return Err(src.invalid(
+            name.span(),
+            field,
+            format!("{n:?} is not allowed; use lowercase letters, digits, `_`, `.` and `-`"),
+        ));
     }
     if let Some(first) = seen.get(&n) {
-        return Err(src.invalid(name.span(), field, format!("{n:?} is already defined at line {first}; names must be unique")));
+        return Err(src.invalid(
+            name.span(),
+            field,
+            format!("{n:?} is already defined at line {first}; names must be unique"),
+        ));
     }
     seen.insert(n.clone(), src.line(name.span()));
     Ok(n)
 }
 
-fn check_modes(src: &Source, modes: &Spanned<Vec<String>>, known: &BTreeSet<String>, field: &str) -> Result<Vec<String>> {
+fn check_modes(
+    src: &Source,
+    modes: &Spanned<Vec<String>>,
+    known: &BTreeSet<String>,
+    field: &str,
+) -> Result<Vec<String>> {
     if modes.get_ref().is_empty() {
         return Err(src.invalid(modes.span(), field, "must list at least one mode, or \"any\""));
     }
     for m in modes.get_ref() {
         if m != "any" && !known.contains(m) {
             let allowed: Vec<&str> = known.iter().map(String::as_str).chain(["any"]).collect();
-            return Err(src.invalid(modes.span(), field, format!("mode {m:?} does not exist; allowed: {}", allowed.join(", "))));
+            return Err(src.invalid(
+                modes.span(),
+                field,
+                format!("mode {m:?} does not exist; allowed: {}", allowed.join(", ")),
+            ));
         }
     }
     Ok(modes.get_ref().clone())
@@ -294,7 +348,8 @@ fn words(s: &str) -> BTreeSet<String> {
 impl Catalog {
     /// Loads and validates a manifest folder.
     pub fn load(dir: &Path) -> Result<Self> {
-        let tools_src = read(dir, "tools.toml")?.ok_or_else(|| ManifestError::NoTools { dir: dir.to_path_buf() })?;
+        let tools_src = read(dir, "tools.toml")?
+            .ok_or_else(|| ManifestError::NoTools { dir: dir.to_path_buf() })?;
         let modes_src = read(dir, "modes.toml")?;
         let skills_src = read(dir, "skills.toml")?;
         let inj_src = read(dir, "injection.toml")?;
@@ -316,7 +371,12 @@ impl Catalog {
         let src = &tools_src;
         let file: ToolsFile = src.parse()?;
         if file.tool.is_empty() {
-            return Err(ManifestError::Invalid { path: src.path.clone(), line: 1, field: "tool".into(), message: "no [[tool]] entries; add at least one".into() });
+            return Err(ManifestError::Invalid {
+                path: src.path.clone(),
+                line: 1,
+                field: "tool".into(),
+                message: "no [[tool]] entries; add at least one".into(),
+            });
         }
         let mut seen = BTreeMap::new();
         let mut tools = Vec::new();
@@ -325,7 +385,13 @@ impl Catalog {
             let name = unique(src, &mut seen, &t.name, "tool.name")?;
             tool_lines.insert(name.clone(), src.line(t.name.span()));
             let parameters = match t.parameters {
-                Some(table) => Some(serde_json::to_value(&table).map_err(|e| src.invalid(t.name.span(), "tool.parameters", format!("not representable as JSON: {e}")))?),
+                Some(table) => Some(serde_json::to_value(&table).map_err(|e| {
+                    src.invalid(
+                        t.name.span(),
+                        "tool.parameters",
+                        format!("not representable as JSON: {e}"),
+                    )
+                })?),
                 None => None,
             };
             tools.push(Tool {
@@ -336,7 +402,11 @@ impl Catalog {
                 name,
             });
         }
-        near_duplicates(src, tools.iter().map(|t| (t.name.as_str(), t.description.as_str(), tool_lines[&t.name])), &mut warnings);
+        near_duplicates(
+            src,
+            tools.iter().map(|t| (t.name.as_str(), t.description.as_str(), tool_lines[&t.name])),
+            &mut warnings,
+        );
 
         let mut skills = Vec::new();
         if let Some(src) = &skills_src {
@@ -358,7 +428,11 @@ impl Catalog {
                     name,
                 });
             }
-            near_duplicates(src, skills.iter().map(|t| (t.name.as_str(), t.description.as_str(), lines[&t.name])), &mut warnings);
+            near_duplicates(
+                src,
+                skills.iter().map(|t| (t.name.as_str(), t.description.as_str(), lines[&t.name])),
+                &mut warnings,
+            );
         }
 
         let tool_names: BTreeSet<&str> = tools.iter().map(|t| t.name.as_str()).collect();
@@ -366,7 +440,11 @@ impl Catalog {
         let mut modes = Vec::new();
         if let Some(src) = &modes_src {
             for (name, m) in raw_modes {
-                let check = |list: &Option<Spanned<Vec<String>>>, known: &BTreeSet<&str>, field: &str, what: &str| -> Result<Vec<String>> {
+                let check = |list: &Option<Spanned<Vec<String>>>,
+                             known: &BTreeSet<&str>,
+                             field: &str,
+                             what: &str|
+                 -> Result<Vec<String>> {
                     let Some(list) = list else { return Ok(Vec::new()) };
                     for item in list.get_ref() {
                         if !known.contains(item.as_str()) {
@@ -381,7 +459,10 @@ impl Catalog {
                 };
                 modes.push(Mode {
                     description: non_empty(src, &m.description, "mode.description")?,
-                    keywords: clean_list(m.keywords).into_iter().map(|k| k.to_lowercase()).collect(),
+                    keywords: clean_list(m.keywords)
+                        .into_iter()
+                        .map(|k| k.to_lowercase())
+                        .collect(),
                     examples: clean_list(m.examples),
                     base_tools: check(&m.base_tools, &tool_names, "mode.base_tools", "tool")?,
                     base_skills: check(&m.base_skills, &skill_names, "mode.base_skills", "skill")?,
@@ -396,7 +477,11 @@ impl Catalog {
         if let Some(src) = &inj_src {
             let file: InjectionFile = src.parse()?;
             for p in file.pattern {
-                patterns.push(Pattern { text: non_empty(src, &p.text, "pattern.text")?, lang: p.lang, category: p.category });
+                patterns.push(Pattern {
+                    text: non_empty(src, &p.text, "pattern.text")?,
+                    lang: p.lang,
+                    category: p.category,
+                });
             }
             for b in file.benign {
                 benign.push(Benign { text: non_empty(src, &b.text, "benign.text")?, lang: b.lang });
@@ -426,8 +511,13 @@ impl Catalog {
     }
 }
 
-fn near_duplicates<'a>(src: &Source, items: impl Iterator<Item = (&'a str, &'a str, usize)>, warnings: &mut Vec<Warning>) {
-    let items: Vec<(&str, BTreeSet<String>, usize)> = items.map(|(n, d, l)| (n, words(d), l)).collect();
+fn near_duplicates<'a>(
+    src: &Source,
+    items: impl Iterator<Item = (&'a str, &'a str, usize)>,
+    warnings: &mut Vec<Warning>,
+) {
+    let items: Vec<(&str, BTreeSet<String>, usize)> =
+        items.map(|(n, d, l)| (n, words(d), l)).collect();
     for (i, (a, wa, _)) in items.iter().enumerate() {
         for (b, wb, line) in &items[i + 1..] {
             let inter = wa.intersection(wb).count();
@@ -451,14 +541,18 @@ impl Tool {
     /// The texts embedded for this tool, one row each: `"<name as words>: <description>"`, then
     /// each example as written. The name is included because it is often the best keyword.
     pub fn texts(&self) -> Vec<String> {
-        std::iter::once(format!("{}: {}", humanize(&self.name), self.description)).chain(self.examples.iter().cloned()).collect()
+        std::iter::once(format!("{}: {}", humanize(&self.name), self.description))
+            .chain(self.examples.iter().cloned())
+            .collect()
     }
 }
 
 impl Skill {
     /// The texts embedded for this skill (as for tools).
     pub fn texts(&self) -> Vec<String> {
-        std::iter::once(format!("{}: {}", humanize(&self.name), self.description)).chain(self.examples.iter().cloned()).collect()
+        std::iter::once(format!("{}: {}", humanize(&self.name), self.description))
+            .chain(self.examples.iter().cloned())
+            .collect()
     }
 }
 

@@ -13,7 +13,9 @@ pub enum ManifestError {
         source: std::io::Error,
     },
     /// The folder has no `tools.toml`.
-    #[error("{dir}: no tools.toml; a manifest folder needs at least tools.toml with [[tool]] entries")]
+    #[error(
+        "{dir}: no tools.toml; a manifest folder needs at least tools.toml with [[tool]] entries"
+    )]
     NoTools {
         /// The folder.
         dir: PathBuf,

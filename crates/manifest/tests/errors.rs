@@ -1,4 +1,5 @@
 //! Every manifest mistake gets an error naming the file, line and field, and what is allowed.
+#![allow(clippy::unwrap_used)] // test helpers: a panic is the failure report
 
 use switchyard_manifest::Catalog;
 
@@ -48,7 +49,10 @@ fn err(files: &[(&str, &str)]) -> String {
 fn a_valid_folder_loads_sorted_with_parameters_as_json() {
     let dir = folder(&[("tools.toml", TOOLS), ("modes.toml", MODES)]);
     let c = Catalog::load(dir.path()).unwrap();
-    assert_eq!(c.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["read_file", "run_tests"]);
+    assert_eq!(
+        c.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(),
+        ["read_file", "run_tests"]
+    );
     assert_eq!(c.tools[1].parameters.as_ref().unwrap()["properties"]["filter"]["type"], "string");
     assert_eq!(c.modes[0].keywords, ["fix", "corrige"]);
     assert_eq!(c.default_mode(), "act");
@@ -57,56 +61,98 @@ fn a_valid_folder_loads_sorted_with_parameters_as_json() {
 
 #[test]
 fn tools_toml_is_required() {
-    assert_eq!(err(&[("modes.toml", MODES)]), "DIR: no tools.toml; a manifest folder needs at least tools.toml with [[tool]] entries");
+    assert_eq!(
+        err(&[("modes.toml", MODES)]),
+        "DIR: no tools.toml; a manifest folder needs at least tools.toml with [[tool]] entries"
+    );
 }
 
 #[test]
 fn unknown_keys_name_the_line_and_key() {
-    let e = err(&[("tools.toml", "[[tool]]\nname = \"a\"\ndescription = \"x\"\nmodes = [\"any\"]\ncolour = \"red\"\n")]);
+    let e = err(&[(
+        "tools.toml",
+        "[[tool]]\nname = \"a\"\ndescription = \"x\"\nmodes = [\"any\"]\ncolour = \"red\"\n",
+    )]);
     assert!(e.starts_with("DIR/tools.toml:5: unknown field `colour`"), "{e}");
     assert!(e.contains("expected one of"), "{e}");
 }
 
 #[test]
 fn duplicate_names_point_at_the_first() {
-    let e = err(&[("tools.toml", "[[tool]]\nname = \"a\"\ndescription = \"x\"\nmodes = [\"any\"]\n[[tool]]\nname = \"a\"\ndescription = \"y\"\nmodes = [\"any\"]\n")]);
-    assert_eq!(e, "DIR/tools.toml:6: tool.name: \"a\" is already defined at line 2; names must be unique");
+    let e = err(&[(
+        "tools.toml",
+        "[[tool]]\nname = \"a\"\ndescription = \"x\"\nmodes = [\"any\"]\n[[tool]]\nname = \"a\"\ndescription = \"y\"\nmodes = [\"any\"]\n",
+    )]);
+    assert_eq!(
+        e,
+        "DIR/tools.toml:6: tool.name: \"a\" is already defined at line 2; names must be unique"
+    );
 }
 
 #[test]
 fn bad_names_say_what_is_allowed() {
-    let e = err(&[("tools.toml", "[[tool]]\nname = \"Read File\"\ndescription = \"x\"\nmodes = [\"any\"]\n")]);
-    assert_eq!(e, "DIR/tools.toml:2: tool.name: \"Read File\" is not allowed; use lowercase letters, digits, `_`, `.` and `-`");
+    let e = err(&[(
+        "tools.toml",
+        "[[tool]]\nname = \"Read File\"\ndescription = \"x\"\nmodes = [\"any\"]\n",
+    )]);
+    assert_eq!(
+        e,
+        "DIR/tools.toml:2: tool.name: \"Read File\" is not allowed; use lowercase letters, digits, `_`, `.` and `-`"
+    );
 }
 
 #[test]
 fn unknown_modes_list_the_allowed_ones() {
-    let e = err(&[("modes.toml", MODES), ("tools.toml", "[[tool]]\nname = \"a\"\ndescription = \"x\"\nmodes = [\"review\"]\n")]);
-    assert_eq!(e, "DIR/tools.toml:4: tool.modes: mode \"review\" does not exist; allowed: act, plan, any");
+    let e = err(&[
+        ("modes.toml", MODES),
+        ("tools.toml", "[[tool]]\nname = \"a\"\ndescription = \"x\"\nmodes = [\"review\"]\n"),
+    ]);
+    assert_eq!(
+        e,
+        "DIR/tools.toml:4: tool.modes: mode \"review\" does not exist; allowed: act, plan, any"
+    );
 }
 
 #[test]
 fn missing_base_tools_are_errors() {
     let modes = MODES.replace("base_tools = [\"read_file\"]", "base_tools = [\"nope\"]");
     let e = err(&[("modes.toml", &modes), ("tools.toml", TOOLS)]);
-    assert_eq!(e, "DIR/modes.toml:6: mode.base_tools: tool \"nope\" does not exist; define it in tools.toml or remove it here");
+    assert_eq!(
+        e,
+        "DIR/modes.toml:6: mode.base_tools: tool \"nope\" does not exist; define it in tools.toml or remove it here"
+    );
 }
 
 #[test]
 fn empty_descriptions_are_errors() {
-    let e = err(&[("tools.toml", "[[tool]]\nname = \"a\"\ndescription = \"  \"\nmodes = [\"any\"]\n")]);
-    assert_eq!(e, "DIR/tools.toml:3: tool.description: must not be empty; write one or two sentences saying what it does");
+    let e =
+        err(&[("tools.toml", "[[tool]]\nname = \"a\"\ndescription = \"  \"\nmodes = [\"any\"]\n")]);
+    assert_eq!(
+        e,
+        "DIR/tools.toml:3: tool.description: must not be empty; write one or two sentences saying what it does"
+    );
 }
 
 #[test]
 fn body_paths_must_stay_inside_and_exist() {
     let skills = "[[skill]]\nname = \"s\"\ndescription = \"d\"\nmodes = [\"any\"]\nbody = \"../secret.md\"\n";
     let e = err(&[("tools.toml", TOOLS), ("modes.toml", MODES), ("skills.toml", skills)]);
-    assert!(e.starts_with("DIR/skills.toml:5: skill.body: \"../secret.md\" escapes the manifest folder"), "{e}");
-    let skills = "[[skill]]\nname = \"s\"\ndescription = \"d\"\nmodes = [\"any\"]\nbody = \"skills/s.md\"\n";
+    assert!(
+        e.starts_with(
+            "DIR/skills.toml:5: skill.body: \"../secret.md\" escapes the manifest folder"
+        ),
+        "{e}"
+    );
+    let skills =
+        "[[skill]]\nname = \"s\"\ndescription = \"d\"\nmodes = [\"any\"]\nbody = \"skills/s.md\"\n";
     let e = err(&[("tools.toml", TOOLS), ("modes.toml", MODES), ("skills.toml", skills)]);
     assert!(e.starts_with("DIR/skills.toml:5: skill.body: DIR/skills/s.md does not exist"), "{e}");
-    let dir = folder(&[("tools.toml", TOOLS), ("modes.toml", MODES), ("skills.toml", skills), ("skills/s.md", "Do this.\n")]);
+    let dir = folder(&[
+        ("tools.toml", TOOLS),
+        ("modes.toml", MODES),
+        ("skills.toml", skills),
+        ("skills/s.md", "Do this.\n"),
+    ]);
     assert_eq!(Catalog::load(dir.path()).unwrap().skills[0].body.as_deref(), Some("Do this.\n"));
 }
 
@@ -122,13 +168,22 @@ fn near_duplicate_descriptions_warn_but_load() {
     let dir = folder(&[("tools.toml", tools)]);
     let c = Catalog::load(dir.path()).unwrap();
     assert_eq!(c.warnings.len(), 1);
-    assert!(c.warnings[0].to_string().contains("tools.toml:6: warning: b and a have near-identical descriptions"), "{}", c.warnings[0]);
+    assert!(
+        c.warnings[0]
+            .to_string()
+            .contains("tools.toml:6: warning: b and a have near-identical descriptions"),
+        "{}",
+        c.warnings[0]
+    );
 }
 
 #[test]
 fn content_hash_ignores_formatting_but_not_content() {
     let a = folder(&[("tools.toml", TOOLS), ("modes.toml", MODES)]);
-    let b = folder(&[("tools.toml", &TOOLS.replace("\n\n", "\n\n\n# comment\n")), ("modes.toml", MODES)]);
+    let b = folder(&[
+        ("tools.toml", &TOOLS.replace("\n\n", "\n\n\n# comment\n")),
+        ("modes.toml", MODES),
+    ]);
     let c = folder(&[("tools.toml", &TOOLS.replace("test suite", "tests")), ("modes.toml", MODES)]);
     let h = |d: &tempfile::TempDir| Catalog::load(d.path()).unwrap().content_hash();
     assert_eq!(h(&a), h(&b));

@@ -42,7 +42,9 @@ pub enum RouteError {
         known: String,
     },
     /// An entry's embedding has the wrong width.
-    #[error("entry {index}: embedding has {found} values but the index dim is {expected}; re-embed it with the index's model")]
+    #[error(
+        "entry {index}: embedding has {found} values but the index dim is {expected}; re-embed it with the index's model"
+    )]
     BadEmbedding {
         /// Position of the entry.
         index: usize,

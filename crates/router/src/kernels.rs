@@ -105,7 +105,10 @@ pub fn batch_scores(queries: &[&[f32]], patterns: &MatrixView<'_>) -> Vec<f32> {
     use ndarray::ShapeBuilder;
     // Shape and stride come from a validated view (rows * stride == len), so this cannot fail;
     // if it somehow did, no pattern matches rather than a panic.
-    let Ok(p) = ndarray::ArrayView2::from_shape((m, dim).strides((patterns.stride(), 1)), patterns.as_padded()) else {
+    let Ok(p) = ndarray::ArrayView2::from_shape(
+        (m, dim).strides((patterns.stride(), 1)),
+        patterns.as_padded(),
+    ) else {
         return vec![0.0; n * m];
     };
     let out = q.dot(&p.t());
@@ -118,7 +121,8 @@ mod tests {
     use proptest::prelude::*;
 
     fn naive_top_k(scores: &[f32], k: usize) -> Vec<(u32, f32)> {
-        let mut all: Vec<(u32, f32)> = scores.iter().enumerate().map(|(i, &s)| (i as u32, s)).collect();
+        let mut all: Vec<(u32, f32)> =
+            scores.iter().enumerate().map(|(i, &s)| (i as u32, s)).collect();
         all.sort_by(better);
         all.truncate(k);
         all
@@ -176,8 +180,8 @@ mod tests {
             let q: Vec<f32> = (0..dim).map(|i| (i as f32 * 0.37).sin()).collect();
             let mut out = Vec::new();
             scores_into(&view, &q, &mut out);
-            for r in 0..rows {
-                prop_assert!((out[r] - dot_naive(view.row(r), &q)).abs() < 1e-4);
+            for (r, &o) in out.iter().enumerate() {
+                prop_assert!((o - dot_naive(view.row(r), &q)).abs() < 1e-4);
             }
         }
     }

@@ -1,6 +1,8 @@
-use crate::decision::{AppliedThresholds, Decision, DropReason, Dropped, Metrics, ModeSource, Selected, SelectedBy};
-use crate::keywords::{Keyword, words};
+use crate::decision::{
+    AppliedThresholds, Decision, DropReason, Dropped, Metrics, ModeSource, Selected, SelectedBy,
+};
 use crate::kernels;
+use crate::keywords::{Keyword, words};
 use crate::{Result, RouteError};
 use lru::LruCache;
 use std::num::NonZeroUsize;
@@ -110,13 +112,25 @@ impl RouterBuilder {
     pub fn build(&self, embedder: Arc<dyn Embedder>) -> Result<Router> {
         let c = &self.config;
         if c.max_results == 0 && c.max_tools == 0 {
-            return Err(RouteError::Config { field: "max_results", message: "both max_results and max_tools are 0: nothing could ever be selected".into() });
+            return Err(RouteError::Config {
+                field: "max_results",
+                message: "both max_results and max_tools are 0: nothing could ever be selected"
+                    .into(),
+            });
         }
-        for (field, v) in [("tool_min", c.tool_min), ("skill_min", c.skill_min), ("mode_min", c.mode_min), ("injection_threshold", c.injection)] {
-            if let Some(v) = v {
-                if !(-1.0..=1.0).contains(&v) {
-                    return Err(RouteError::Config { field, message: format!("{v} is not a cosine score in -1..=1") });
-                }
+        for (field, v) in [
+            ("tool_min", c.tool_min),
+            ("skill_min", c.skill_min),
+            ("mode_min", c.mode_min),
+            ("injection_threshold", c.injection),
+        ] {
+            if let Some(v) = v
+                && !(-1.0..=1.0).contains(&v)
+            {
+                return Err(RouteError::Config {
+                    field,
+                    message: format!("{v} is not a cosine score in -1..=1"),
+                });
             }
         }
         let index = Index::open(&self.path, OpenOptions::new().verify_payload(c.verify))?;
@@ -164,9 +178,10 @@ struct Pick<'a> {
 
 /// Words too common to count as a keyword match in the fail-open path.
 const STOPWORDS: &[&str] = &[
-    "the", "and", "for", "with", "this", "that", "from", "into", "please", "can", "you", "our", "all", "are", "was", "what", "how",
-    "why", "when", "where", "which", "who", "not", "but", "have", "has", "make", "let", "its", "out", "about", "some", "any",
-    "una", "uno", "los", "las", "del", "que", "por", "para", "com", "uma", "dos", "das", "não", "les", "des", "une", "pour",
+    "the", "and", "for", "with", "this", "that", "from", "into", "please", "can", "you", "our",
+    "all", "are", "was", "what", "how", "why", "when", "where", "which", "who", "not", "but",
+    "have", "has", "make", "let", "its", "out", "about", "some", "any", "una", "uno", "los", "las",
+    "del", "que", "por", "para", "com", "uma", "dos", "das", "não", "les", "des", "une", "pour",
     "avec", "dans", "der", "die", "das", "und", "mit", "den", "ein", "eine",
 ];
 
@@ -205,15 +220,58 @@ pub struct Router {
 
 impl std::fmt::Debug for Router {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Router").field("index", &self.index.path()).field("config", &self.config).finish_non_exhaustive()
+        f.debug_struct("Router")
+            .field("index", &self.index.path())
+            .field("config", &self.config)
+            .finish_non_exhaustive()
     }
 }
 
 const CHITCHAT: &[&str] = &[
-    "hi", "hello", "hey", "yo", "thanks", "thank you", "thx", "ty", "ok", "okay", "cool", "nice", "great", "bye", "good morning",
-    "good night", "good evening", "how are you", "olá", "oi", "obrigado", "obrigada", "valeu", "bom dia", "boa tarde", "tchau",
-    "merci", "bonjour", "salut", "bonsoir", "hola", "gracias", "buenos días", "adiós", "danke", "hallo", "tschüss", "ciao",
-    "grazie", "buongiorno", "こんにちは", "ありがとう", "你好", "谢谢",
+    "hi",
+    "hello",
+    "hey",
+    "yo",
+    "thanks",
+    "thank you",
+    "thx",
+    "ty",
+    "ok",
+    "okay",
+    "cool",
+    "nice",
+    "great",
+    "bye",
+    "good morning",
+    "good night",
+    "good evening",
+    "how are you",
+    "olá",
+    "oi",
+    "obrigado",
+    "obrigada",
+    "valeu",
+    "bom dia",
+    "boa tarde",
+    "tchau",
+    "merci",
+    "bonjour",
+    "salut",
+    "bonsoir",
+    "hola",
+    "gracias",
+    "buenos días",
+    "adiós",
+    "danke",
+    "hallo",
+    "tschüss",
+    "ciao",
+    "grazie",
+    "buongiorno",
+    "こんにちは",
+    "ありがとう",
+    "你好",
+    "谢谢",
 ];
 
 impl Router {
@@ -234,17 +292,36 @@ impl Router {
                 row_owner,
                 modes: items
                     .iter()
-                    .map(|it| if it.modes.iter().any(|m| m == "any") { None } else { Some(it.modes.iter().filter_map(|m| mode_pos(m)).collect()) })
+                    .map(|it| {
+                        if it.modes.iter().any(|m| m == "any") {
+                            None
+                        } else {
+                            Some(it.modes.iter().filter_map(|m| mode_pos(m)).collect())
+                        }
+                    })
                     .collect(),
                 words: items
                     .iter()
-                    .map(|it| words(&format!("{} {}", it.name.replace(['_', '-', '.'], " "), it.description)).into_iter().map(|(_, w)| w).collect())
+                    .map(|it| {
+                        words(&format!(
+                            "{} {}",
+                            it.name.replace(['_', '-', '.'], " "),
+                            it.description
+                        ))
+                        .into_iter()
+                        .map(|(_, w)| w)
+                        .collect()
+                    })
                     .collect(),
             }
         };
         let tools = table(SectionKind::Tools, "tool", &meta.tools);
         let skills = table(SectionKind::Skills, "skill", &meta.skills);
-        let mode_keywords = meta.modes.iter().map(|m| m.keywords.iter().map(|k| Keyword::new(k)).collect()).collect();
+        let mode_keywords = meta
+            .modes
+            .iter()
+            .map(|m| m.keywords.iter().map(|k| Keyword::new(k)).collect())
+            .collect();
         let mut mode_row_owner = vec![0u32; index.matrix(SectionKind::Modes).rows()];
         for (i, m) in meta.modes.iter().enumerate() {
             for r in m.first_row..m.first_row + m.row_count {
@@ -290,7 +367,12 @@ impl Router {
     }
 
     /// Decides mode, tools and skills for `task`, embedding it at most once.
-    pub fn route_with(&self, task: &str, options: &RouteOptions, scratch: &mut Scratch) -> Result<Decision> {
+    pub fn route_with(
+        &self,
+        task: &str,
+        options: &RouteOptions,
+        scratch: &mut Scratch,
+    ) -> Result<Decision> {
         let t0 = Instant::now();
         let meta = self.index.meta();
         let thresholds = self.thresholds();
@@ -301,11 +383,20 @@ impl Router {
         // Explicit mode first: it is validated even for chit-chat.
         let explicit = match options.mode.as_deref() {
             None | Some("auto") | Some("") => None,
-            Some(m) => Some(meta.modes.iter().position(|x| x.name == m).map(|_| m.to_string()).ok_or_else(|| RouteError::UnknownMode {
-                path: self.index.path().to_path_buf(),
-                mode: m.to_string(),
-                known: meta.modes.iter().map(|x| x.name.as_str()).collect::<Vec<_>>().join(", "),
-            })?),
+            Some(m) => Some(
+                meta.modes.iter().position(|x| x.name == m).map(|_| m.to_string()).ok_or_else(
+                    || RouteError::UnknownMode {
+                        path: self.index.path().to_path_buf(),
+                        mode: m.to_string(),
+                        known: meta
+                            .modes
+                            .iter()
+                            .map(|x| x.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                    },
+                )?,
+            ),
         };
         let keyword = self.keyword_mode(&lower, &task_words);
 
@@ -344,7 +435,9 @@ impl Router {
             ("act".to_string(), ModeSource::Hint, Some("git_changes".to_string()))
         } else if let Some((m, kw)) = keyword {
             (meta.modes[m].name.clone(), ModeSource::Keyword, Some(kw))
-        } else if let Some((m, score)) = embedding.as_deref().and_then(|e| self.semantic_mode(e, thresholds.mode_min, scratch)) {
+        } else if let Some((m, score)) =
+            embedding.as_deref().and_then(|e| self.semantic_mode(e, thresholds.mode_min, scratch))
+        {
             (meta.modes[m].name.clone(), ModeSource::Semantic, Some(format!("{score:.3}")))
         } else {
             (meta.default_mode.clone(), ModeSource::Default, None)
@@ -356,13 +449,38 @@ impl Router {
         let base_tools = mode_idx.map(|i| meta.modes[i].base_tools.as_slice()).unwrap_or(&[]);
         let base_skills = mode_idx.map(|i| meta.modes[i].base_skills.as_slice()).unwrap_or(&[]);
         let mut dropped = Vec::new();
-        let content: Vec<String> = task_words.iter().map(|(_, w)| w.clone()).filter(|w| is_content_word(w)).collect();
+        let content: Vec<String> =
+            task_words.iter().map(|(_, w)| w.clone()).filter(|w| is_content_word(w)).collect();
         let signal = match embedding.as_deref() {
             Some(e) => Signal::Embedding(e),
             None => Signal::Words(&content),
         };
-        let tools = self.select(&self.tools, &meta.tools, Pick { base: base_tools, mode: mode_idx, min: thresholds.tool_min, cap: self.config.max_tools }, &signal, scratch, &mut dropped);
-        let skills = self.select(&self.skills, &meta.skills, Pick { base: base_skills, mode: mode_idx, min: thresholds.skill_min, cap: self.config.max_skills }, &signal, scratch, &mut dropped);
+        let tools = self.select(
+            &self.tools,
+            &meta.tools,
+            Pick {
+                base: base_tools,
+                mode: mode_idx,
+                min: thresholds.tool_min,
+                cap: self.config.max_tools,
+            },
+            &signal,
+            scratch,
+            &mut dropped,
+        );
+        let skills = self.select(
+            &self.skills,
+            &meta.skills,
+            Pick {
+                base: base_skills,
+                mode: mode_idx,
+                min: thresholds.skill_min,
+                cap: self.config.max_skills,
+            },
+            &signal,
+            scratch,
+            &mut dropped,
+        );
         metrics.timings.select_ms = ms(ts);
         metrics.timings.total_ms = ms(t0);
         Ok(Decision {
@@ -396,7 +514,11 @@ impl Router {
         }
         // A short text naming a tool ("git status", "ls src") is a task.
         let ws = words(task);
-        let names_a_tool = self.tools.words.iter().any(|tw| ws.iter().any(|(_, w)| w.len() >= 3 && tw.contains(w)));
+        let names_a_tool = self
+            .tools
+            .words
+            .iter()
+            .any(|tw| ws.iter().any(|(_, w)| w.len() >= 3 && tw.contains(w)));
         !names_a_tool
     }
 
@@ -405,17 +527,22 @@ impl Router {
         let mut best: Option<(usize, usize, String)> = None;
         for (m, kws) in self.mode_keywords.iter().enumerate() {
             for k in kws {
-                if let Some(at) = k.find(lower, task_words) {
-                    if best.as_ref().is_none_or(|b| at < b.0) {
-                        best = Some((at, m, k.text.clone()));
-                    }
+                if let Some(at) = k.find(lower, task_words)
+                    && best.as_ref().is_none_or(|b| at < b.0)
+                {
+                    best = Some((at, m, k.text.clone()));
                 }
             }
         }
         best.map(|(_, m, k)| (m, k))
     }
 
-    fn semantic_mode(&self, embedding: &[f32], min: f32, scratch: &mut Scratch) -> Option<(usize, f32)> {
+    fn semantic_mode(
+        &self,
+        embedding: &[f32],
+        min: f32,
+        scratch: &mut Scratch,
+    ) -> Option<(usize, f32)> {
         if !self.config.semantic_modes {
             return None;
         }
@@ -429,12 +556,16 @@ impl Router {
     }
 
     /// Gets the task's embedding from the cache or the model, within the time budget.
-    fn task_embedding(&self, task: &str, metrics: &mut Metrics) -> std::result::Result<Arc<[f32]>, String> {
-        if let Some(cache) = &self.cache {
-            if let Some(hit) = cache.lock().ok().and_then(|mut c| c.get(task).cloned()) {
-                metrics.cache_hit = true;
-                return Ok(hit);
-            }
+    fn task_embedding(
+        &self,
+        task: &str,
+        metrics: &mut Metrics,
+    ) -> std::result::Result<Arc<[f32]>, String> {
+        if let Some(cache) = &self.cache
+            && let Some(hit) = cache.lock().ok().and_then(|mut c| c.get(task).cloned())
+        {
+            metrics.cache_hit = true;
+            return Ok(hit);
         }
         metrics.embedding_calls += 1;
         let result: std::result::Result<Vec<f32>, String> = match self.config.embed_budget {
@@ -446,34 +577,49 @@ impl Router {
                 let embedder = Arc::clone(&self.embedder);
                 let text = task.to_string();
                 std::thread::spawn(move || {
-                    let _ = tx.send(embedder.embed(&text).map_err(|e| format!("embedder failed: {e}")));
+                    let _ =
+                        tx.send(embedder.embed(&text).map_err(|e| format!("embedder failed: {e}")));
                 });
-                rx.recv_timeout(budget).unwrap_or_else(|_| Err(format!("embedder exceeded the {} ms budget", budget.as_millis())))
+                rx.recv_timeout(budget).unwrap_or_else(|_| {
+                    Err(format!("embedder exceeded the {} ms budget", budget.as_millis()))
+                })
             }
         };
         let v = result?;
         if v.len() != self.index.dim() || v.iter().any(|x| !x.is_finite()) {
-            return Err(format!("embedder returned an unusable vector ({} values, index dim {})", v.len(), self.index.dim()));
+            return Err(format!(
+                "embedder returned an unusable vector ({} values, index dim {})",
+                v.len(),
+                self.index.dim()
+            ));
         }
         let v: Arc<[f32]> = v.into();
-        if let Some(cache) = &self.cache {
-            if let Ok(mut c) = cache.lock() {
-                c.put(task.to_string(), Arc::clone(&v));
-            }
+        if let Some(cache) = &self.cache
+            && let Ok(mut c) = cache.lock()
+        {
+            c.put(task.to_string(), Arc::clone(&v));
         }
         Ok(v)
     }
 
     /// Puts a precomputed task embedding in the cache (e.g. one made in a batch).
     pub fn prime_cache(&self, task: &str, embedding: Vec<f32>) {
-        if let Some(cache) = &self.cache {
-            if let Ok(mut c) = cache.lock() {
-                c.put(task.to_string(), embedding.into());
-            }
+        if let Some(cache) = &self.cache
+            && let Ok(mut c) = cache.lock()
+        {
+            c.put(task.to_string(), embedding.into());
         }
     }
 
-    fn select(&self, table: &ItemTable, items: &[ItemMeta], pick: Pick<'_>, signal: &Signal<'_>, scratch: &mut Scratch, dropped: &mut Vec<Dropped>) -> Vec<Selected> {
+    fn select(
+        &self,
+        table: &ItemTable,
+        items: &[ItemMeta],
+        pick: Pick<'_>,
+        signal: &Signal<'_>,
+        scratch: &mut Scratch,
+        dropped: &mut Vec<Dropped>,
+    ) -> Vec<Selected> {
         let Pick { base, mode, min, cap } = pick;
         let n = items.len();
         // Per item: best score and its row.
@@ -506,18 +652,26 @@ impl Router {
             (None, _) | (_, None) => true,
             (Some(ms), Some(m)) => ms.contains(&m),
         };
-        let base_idx: Vec<usize> = base.iter().filter_map(|b| items.iter().position(|it| &it.name == b)).collect();
+        let base_idx: Vec<usize> =
+            base.iter().filter_map(|b| items.iter().position(|it| &it.name == b)).collect();
         let mut out: Vec<Selected> = base_idx
             .iter()
             .map(|&i| self.selected(table, items, i, best[i], SelectedBy::Base))
             .collect();
         let mut ranked: Vec<usize> = (0..n).filter(|i| !base_idx.contains(i)).collect();
-        ranked.sort_by(|&a, &b| best[b].0.total_cmp(&best[a].0).then_with(|| items[a].name.cmp(&items[b].name)));
+        ranked.sort_by(|&a, &b| {
+            best[b].0.total_cmp(&best[a].0).then_with(|| items[a].name.cmp(&items[b].name))
+        });
         let mut picked = 0;
         let mut misses = 0;
         for i in ranked {
             let score = best[i].0;
-            let drop = |reason| Dropped { name: items[i].name.clone(), kind: table.label, score: if score.is_finite() { score } else { 0.0 }, reason };
+            let drop = |reason| Dropped {
+                name: items[i].name.clone(),
+                kind: table.label,
+                score: if score.is_finite() { score } else { 0.0 },
+                reason,
+            };
             if score < min || !score.is_finite() {
                 if misses < self.config.near_misses && score.is_finite() {
                     dropped.push(drop(DropReason::BelowThreshold));
@@ -544,7 +698,14 @@ impl Router {
         out
     }
 
-    fn selected(&self, table: &ItemTable, items: &[ItemMeta], i: usize, (score, row): (f32, u32), by: SelectedBy) -> Selected {
+    fn selected(
+        &self,
+        table: &ItemTable,
+        items: &[ItemMeta],
+        i: usize,
+        (score, row): (f32, u32),
+        by: SelectedBy,
+    ) -> Selected {
         let (score, row) = if score.is_finite() { (score, row) } else { (0.0, items[i].first_row) };
         Selected {
             name: items[i].name.clone(),

@@ -60,7 +60,9 @@ fn best_per_row(scores: &[f32], n: usize, m: usize) -> Vec<(f32, usize)> {
         .map(|i| {
             let row = &scores[i * m..(i + 1) * m];
             // Ties go to the lowest pattern row, for determinism.
-            row.iter().enumerate().fold((f32::NEG_INFINITY, 0), |b, (j, &s)| if s > b.0 { (s, j) } else { b })
+            row.iter()
+                .enumerate()
+                .fold((f32::NEG_INFINITY, 0), |b, (j, &s)| if s > b.0 { (s, j) } else { b })
         })
         .collect()
 }
@@ -71,7 +73,11 @@ impl Router {
         let dim = self.index().dim();
         for (i, e) in entries.iter().enumerate() {
             if e.embedding.len() != dim {
-                return Err(RouteError::BadEmbedding { index: i, found: e.embedding.len(), expected: dim });
+                return Err(RouteError::BadEmbedding {
+                    index: i,
+                    found: e.embedding.len(),
+                    expected: dim,
+                });
             }
         }
         let threshold = self.injection_threshold();
@@ -88,15 +94,24 @@ impl Router {
             let (attack_score, ai) = a[i];
             let (benign_score, bi) = b[i];
             let has_attacks = attacks.rows() > 0;
-            let flagged = has_attacks && attack_score >= threshold && attack_score > benign_score + margin;
+            let flagged =
+                has_attacks && attack_score >= threshold && attack_score > benign_score + margin;
             let v = Verdict {
                 entry: i,
                 flagged,
                 attack_score: if has_attacks { attack_score } else { 0.0 },
-                nearest_attack: if has_attacks { self.index().row_text(SectionKind::Injections, ai).to_string() } else { String::new() },
+                nearest_attack: if has_attacks {
+                    self.index().row_text(SectionKind::Injections, ai).to_string()
+                } else {
+                    String::new()
+                },
                 attack_category: meta.injections.get(ai).and_then(|p| p.category.clone()),
                 benign_score: if benign.rows() > 0 { benign_score } else { 0.0 },
-                nearest_benign: if benign.rows() > 0 { self.index().row_text(SectionKind::Benign, bi).to_string() } else { String::new() },
+                nearest_benign: if benign.rows() > 0 {
+                    self.index().row_text(SectionKind::Benign, bi).to_string()
+                } else {
+                    String::new()
+                },
             };
             if flagged { report.dropped.push(v) } else { report.kept.push(v) }
         }
