@@ -44,10 +44,13 @@ fn bench(c: &mut Criterion) {
     let dim = 384;
     let patterns = matrix(500, dim, &mut rng);
     let view = MatrixView::new(&patterns, 500, dim, stride_for(dim)).expect("view");
-    let entries: Vec<Vec<f32>> = (0..50).map(|_| (0..dim).map(|_| rng.random_range(-1.0f32..1.0)).collect()).collect();
+    let entries: Vec<Vec<f32>> =
+        (0..50).map(|_| (0..dim).map(|_| rng.random_range(-1.0f32..1.0)).collect()).collect();
     let refs: Vec<&[f32]> = entries.iter().map(Vec::as_slice).collect();
     group.throughput(Throughput::Elements((50 * 500 * dim) as u64));
-    group.bench_function("m=50/n=500/d=384", |b| b.iter(|| kernels::batch_scores(black_box(&refs), black_box(&view))));
+    group.bench_function("m=50/n=500/d=384", |b| {
+        b.iter(|| kernels::batch_scores(black_box(&refs), black_box(&view)))
+    });
     group.finish();
 }
 
