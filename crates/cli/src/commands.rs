@@ -426,3 +426,194 @@ pub fn models(a: ModelsArgs) -> Result<()> {
     }
     Ok(())
 }
+
+/// Arguments of `switchyard assemble`.
+#[derive(Args, Debug)]
+pub struct AssembleArgs {
+    /// The task.
+    pub task: String,
+    /// The index file.
+    #[arg(long, default_value = "switchyard.idx")]
+    pub index: PathBuf,
+    /// Mode (plan, act, review, ... or auto).
+    #[arg(long, default_value = "auto")]
+    pub mode: String,
+    /// Repository root for the runtime context (default: current directory).
+    #[arg(long)]
+    pub root: Option<PathBuf>,
+    /// Memory database of untrusted context.
+    #[arg(long)]
+    pub memory: Option<PathBuf>,
+    /// Folder with constitution.md and rules/<mode>.md (default: ./manifests if it has a
+    /// constitution, else the built-in one).
+    #[arg(long)]
+    pub prompts: Option<PathBuf>,
+    /// Total token budget.
+    #[arg(long, default_value_t = 4000)]
+    pub budget: usize,
+    /// Token counter: cl100k or o200k.
+    #[arg(long, default_value = "cl100k")]
+    pub tokenizer: String,
+    /// Model (default: the one recorded in the index).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Print the full account as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn assemble(a: AssembleArgs) -> Result<()> {
+    let model = load_model(&model_for_index(a.model.as_deref(), &a.index)?)?;
+    let counter = match a.tokenizer.as_str() {
+        "cl100k" | "cl100k_base" => switchyard::TokenCounter::Cl100k,
+        "o200k" | "o200k_base" => switchyard::TokenCounter::O200k,
+        other => bail!("--tokenizer {other}: use cl100k or o200k"),
+    };
+    let prompts = a.prompts.clone().or_else(|| {
+        let d = PathBuf::from("manifests");
+        d.join("constitution.md").is_file().then_some(d)
+    });
+    let mut b = switchyard::AssemblerBuilder::new(&a.index);
+    b.budget(a.budget).token_counter(counter).prompts_dir(prompts).memory_db(a.memory.clone());
+    let assembler = b.build(model)?;
+    let options = switchyard::AssembleOptions {
+        mode: Some(a.mode.clone()),
+        root: a.root.clone(),
+        interactive: false,
+    };
+    let out = assembler.assemble(&a.task, &options)?;
+    if a.json {
+        return print_json(&out);
+    }
+    for d in &out.diagnostics {
+        eprintln!("note: {d}");
+    }
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(out.prompt.as_bytes())?;
+    if !out.prompt.ends_with('\n') {
+        writeln!(stdout)?;
+    }
+    Ok(())
+}
+
+/// Arguments of `switchyard memory`.
+#[derive(Args, Debug)]
+pub struct MemoryArgs {
+    #[command(subcommand)]
+    pub command: MemoryCommand,
+}
+
+/// Memory store operations.
+#[derive(clap::Subcommand, Debug)]
+pub enum MemoryCommand {
+    /// Add an entry, embedded once now with the index's model.
+    Add {
+        /// The text (`-` reads standard input).
+        text: String,
+        /// Database file.
+        #[arg(long)]
+        db: PathBuf,
+        /// Index whose model embeds the entry.
+        #[arg(long)]
+        index: PathBuf,
+        /// Kind: memory, activity, or an instruction-like kind (system, meta, override).
+        #[arg(long, default_value = "memory")]
+        kind: String,
+        /// Where it came from.
+        #[arg(long, default_value = "cli")]
+        source: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List entries.
+    List {
+        /// Database file.
+        #[arg(long)]
+        db: PathBuf,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove an entry by id.
+    Remove {
+        /// The id.
+        id: i64,
+        /// Database file.
+        #[arg(long)]
+        db: PathBuf,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Re-embed every entry with the index's model (after a model change).
+    Reembed {
+        /// Database file.
+        #[arg(long)]
+        db: PathBuf,
+        /// Index whose model embeds the entries.
+        #[arg(long)]
+        index: PathBuf,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+pub fn memory(a: MemoryArgs) -> Result<()> {
+    use switchyard_memory::MemoryStore;
+    match a.command {
+        MemoryCommand::Add { text, db, index, kind, source, json } => {
+            let text = if text == "-" {
+                let mut s = String::new();
+                std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)
+                    .context("reading standard input")?;
+                s
+            } else {
+                text
+            };
+            let model = load_model(&model_for_index(None, &index)?)?;
+            let mut store = MemoryStore::open(&db)?;
+            let id = store.add(model.as_ref(), &kind, text.trim(), &source)?;
+            if json {
+                print_json(&serde_json::json!({"id": id, "kind": kind}))
+            } else {
+                println!("added entry {id} ({kind})");
+                Ok(())
+            }
+        }
+        MemoryCommand::List { db, json } => {
+            let mut store = MemoryStore::open(&db)?;
+            let entries = store.list()?.to_vec();
+            if json {
+                return print_json(&entries);
+            }
+            for e in entries {
+                println!("{:>5}  {:<9} {}  {}", e.id, e.kind, e.created_at, truncate(&e.text, 80));
+            }
+            Ok(())
+        }
+        MemoryCommand::Remove { id, db, json } => {
+            let removed = MemoryStore::open(&db)?.remove(id)?;
+            if !removed {
+                bail!("{}: no entry {id}", db.display());
+            }
+            if json {
+                print_json(&serde_json::json!({"removed": id}))
+            } else {
+                println!("removed entry {id}");
+                Ok(())
+            }
+        }
+        MemoryCommand::Reembed { db, index, json } => {
+            let model = load_model(&model_for_index(None, &index)?)?;
+            let n = MemoryStore::open(&db)?.reembed(model.as_ref())?;
+            if json {
+                print_json(&serde_json::json!({"reembedded": n, "model": model.info().name}))
+            } else {
+                println!("re-embedded {n} entries with {}", model.info().name);
+                Ok(())
+            }
+        }
+    }
+}

@@ -33,6 +33,10 @@ enum Command {
     Screen(commands::ScreenArgs),
     /// Check provisioned models against the digests in their model.toml.
     Models(commands::ModelsArgs),
+    /// Assemble the prompt for a task: layers, trust wrapper, budgets, fingerprints.
+    Assemble(commands::AssembleArgs),
+    /// Manage the memory store of untrusted context.
+    Memory(commands::MemoryArgs),
 }
 
 fn main() -> ExitCode {
@@ -45,6 +49,8 @@ fn main() -> ExitCode {
         Command::Route(a) => commands::route(a),
         Command::Screen(a) => commands::screen(a),
         Command::Models(a) => commands::models(a),
+        Command::Assemble(a) => commands::assemble(a),
+        Command::Memory(a) => commands::memory(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

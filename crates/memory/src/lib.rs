@@ -341,7 +341,7 @@ impl MemoryStore {
         for row in rows {
             let (id, kind, text, created_at, source, blob) =
                 row.map_err(|e| MemoryError::Sqlite { path: self.path.clone(), source: e })?;
-            if blob.len() % 4 != 0 {
+            if !blob.len().is_multiple_of(4) {
                 return Err(MemoryError::Corrupt {
                     path: self.path.clone(),
                     id,
@@ -370,15 +370,15 @@ impl MemoryStore {
         min: f32,
         k: usize,
     ) -> Result<Vec<Hit>> {
-        if let Some(stored) = self.fingerprint()? {
-            if stored != fingerprint.to_hex() {
-                return Err(MemoryError::ModelMismatch {
-                    path: self.path.clone(),
-                    stored,
-                    given: "the query's model".into(),
-                    given_fingerprint: fingerprint.to_hex(),
-                });
-            }
+        if let Some(stored) = self.fingerprint()?
+            && stored != fingerprint.to_hex()
+        {
+            return Err(MemoryError::ModelMismatch {
+                path: self.path.clone(),
+                stored,
+                given: "the query's model".into(),
+                given_fingerprint: fingerprint.to_hex(),
+            });
         }
         self.refresh()?;
         let mut hits: Vec<Hit> = Vec::new();

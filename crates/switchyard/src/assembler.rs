@@ -1,0 +1,576 @@
+use crate::prompts::PromptFiles;
+use crate::render::*;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+use switchyard_embed::Embedder;
+use switchyard_memory::MemoryStore;
+use switchyard_router::{Decision, RouteOptions, Router, RouterBuilder, ScreenEntry};
+
+/// Errors of the assembler.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AssembleError {
+    /// Routing failed.
+    #[error(transparent)]
+    Route(#[from] switchyard_router::RouteError),
+    /// The memory store failed.
+    #[error(transparent)]
+    Memory(#[from] switchyard_memory::MemoryError),
+    /// A setting is out of range.
+    #[error("assembler config: {field}: {message}")]
+    Config {
+        /// The setting.
+        field: &'static str,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// The result type of the assembler.
+pub type Result<T, E = AssembleError> = std::result::Result<T, E>;
+
+/// Shares of the token budget per layer. They must sum to at most 1.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LayerFractions {
+    /// Constitution.
+    pub constitution: f32,
+    /// Mode rules.
+    pub rules: f32,
+    /// Tools and skills.
+    pub tools: f32,
+    /// Runtime context.
+    pub runtime: f32,
+    /// Untrusted context.
+    pub untrusted: f32,
+    /// The task.
+    pub task: f32,
+}
+
+impl Default for LayerFractions {
+    fn default() -> Self {
+        Self {
+            constitution: 0.15,
+            rules: 0.10,
+            tools: 0.35,
+            runtime: 0.05,
+            untrusted: 0.15,
+            task: 0.20,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct AssemblerConfig {
+    budget: usize,
+    fractions: LayerFractions,
+    counter: TokenCounter,
+    max_memories: usize,
+    prompts: Option<PathBuf>,
+    memory: Option<PathBuf>,
+}
+
+/// Builds an [`Assembler`] from a router builder.
+#[derive(Debug, Clone)]
+pub struct AssemblerBuilder {
+    router: RouterBuilder,
+    config: AssemblerConfig,
+}
+
+impl AssemblerBuilder {
+    /// An assembler over the index at `index`.
+    pub fn new(index: impl Into<PathBuf>) -> Self {
+        Self {
+            router: RouterBuilder::new(index),
+            config: AssemblerConfig {
+                budget: 4000,
+                fractions: LayerFractions::default(),
+                counter: TokenCounter::Cl100k,
+                max_memories: 3,
+                prompts: None,
+                memory: None,
+            },
+        }
+    }
+
+    /// The router settings (max tools, thresholds, cache, budget...).
+    pub fn router(&mut self) -> &mut RouterBuilder {
+        &mut self.router
+    }
+
+    /// Total token budget (default 4000).
+    pub fn budget(&mut self, tokens: usize) -> &mut Self {
+        self.config.budget = tokens;
+        self
+    }
+
+    /// Budget shares per layer.
+    pub fn fractions(&mut self, f: LayerFractions) -> &mut Self {
+        self.config.fractions = f;
+        self
+    }
+
+    /// Token counter (default cl100k_base).
+    pub fn token_counter(&mut self, c: TokenCounter) -> &mut Self {
+        self.config.counter = c;
+        self
+    }
+
+    /// Most memory entries in a prompt (default 3).
+    pub fn max_memories(&mut self, n: usize) -> &mut Self {
+        self.config.max_memories = n;
+        self
+    }
+
+    /// Folder with `constitution.md` and `rules/<mode>.md` (built-in defaults otherwise).
+    pub fn prompts_dir(&mut self, dir: Option<PathBuf>) -> &mut Self {
+        self.config.prompts = dir;
+        self
+    }
+
+    /// The memory database (none by default).
+    pub fn memory_db(&mut self, db: Option<PathBuf>) -> &mut Self {
+        self.config.memory = db;
+        self
+    }
+
+    /// Opens the index and the memory store.
+    pub fn build(&self, embedder: Arc<dyn Embedder>) -> Result<Assembler> {
+        let f = &self.config.fractions;
+        let parts = [f.constitution, f.rules, f.tools, f.runtime, f.untrusted, f.task];
+        if parts.iter().any(|x| !(0.0..=1.0).contains(x)) || parts.iter().sum::<f32>() > 1.0 + 1e-4
+        {
+            return Err(AssembleError::Config {
+                field: "fractions",
+                message: format!("{parts:?} must each be in 0..=1 and sum to at most 1"),
+            });
+        }
+        if self.config.budget < 200 {
+            return Err(AssembleError::Config {
+                field: "budget",
+                message: format!(
+                    "{} tokens cannot hold the constitution; use at least 200",
+                    self.config.budget
+                ),
+            });
+        }
+        let router = self.router.build(embedder)?;
+        let memory = match &self.config.memory {
+            Some(p) => Some(Mutex::new(MemoryStore::open(p)?)),
+            None => None,
+        };
+        Ok(Assembler {
+            router,
+            memory,
+            prompts: PromptFiles::new(self.config.prompts.clone()),
+            config: self.config.clone(),
+        })
+    }
+}
+
+/// Options of one assembly.
+#[derive(Debug, Clone, Default)]
+pub struct AssembleOptions {
+    /// Explicit mode (`None`/`auto` infers it).
+    pub mode: Option<String>,
+    /// Repository root for the runtime context (default: the current directory).
+    pub root: Option<PathBuf>,
+    /// Hint: interactive session.
+    pub interactive: bool,
+}
+
+/// Git state of the root.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GitContext {
+    /// Current branch.
+    pub branch: String,
+    /// Short diff stat of uncommitted changes ("clean" when none).
+    pub summary: String,
+}
+
+/// Environment facts.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EnvContext {
+    /// Working directory.
+    pub cwd: String,
+    /// Operating system.
+    pub os: String,
+}
+
+/// Context gathered for the prompt.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Context {
+    /// Git state (`null` outside a repository).
+    pub git: Option<GitContext>,
+    /// Environment.
+    pub env: EnvContext,
+    /// Memory entries included (untrusted).
+    pub memories: Vec<String>,
+    /// Activity entries included (untrusted).
+    pub activity: Vec<String>,
+    /// Entries removed: instruction-like kinds plus those flagged by injection screening.
+    pub filtered_count: usize,
+    /// Of those, flagged by screening.
+    pub screened_out: usize,
+}
+
+/// Token counts.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AssemblyMetrics {
+    /// Real token count of the whole prompt.
+    pub estimated_tokens: usize,
+    /// Model calls this assembly made (1, or 0 on a cache hit / chit-chat).
+    pub embedding_calls: u32,
+    /// Tokens per layer.
+    pub layer_tokens: BTreeMap<String, usize>,
+    /// Layers cut to fit the budget.
+    pub truncated_layers: Vec<String>,
+    /// Tokens of a monolithic prompt with every tool and skill of the index (for comparison).
+    pub monolithic_tokens: usize,
+}
+
+/// sha256 of each part.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Fingerprints {
+    /// Constitution + rules + tools & skills.
+    pub stable: String,
+    /// Runtime + untrusted context + task.
+    pub dynamic: String,
+    /// The whole prompt.
+    pub full: String,
+}
+
+/// Stage timings in milliseconds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct AssemblyTimings {
+    /// Routing (embedding included).
+    pub route_ms: f64,
+    /// Git and environment.
+    pub runtime_ms: f64,
+    /// Memory search and screening.
+    pub memory_ms: f64,
+    /// Rendering and token counting.
+    pub render_ms: f64,
+    /// The whole assembly.
+    pub total_ms: f64,
+}
+
+/// A deterministic prompt and the full account of how it was made.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Assembly {
+    /// Decided mode.
+    pub mode: String,
+    /// The task.
+    pub task: String,
+    /// Selected tools.
+    pub tools: Vec<String>,
+    /// Selected skills.
+    pub skills: Vec<String>,
+    /// Gathered context.
+    pub context: Context,
+    /// Counts.
+    pub metrics: AssemblyMetrics,
+    /// The prompt: stable part, the cache boundary line, dynamic part.
+    pub prompt: String,
+    /// The cacheable prefix (up to, not including, the boundary line).
+    pub stable: String,
+    /// The rest after the boundary line.
+    pub dynamic: String,
+    /// sha256 fingerprints.
+    pub fingerprints: Fingerprints,
+    /// The selected tools' parameters as JSON schema, for the provider's tool-calling API.
+    pub tool_schemas: Vec<serde_json::Value>,
+    /// The router's decision.
+    pub decision: Decision,
+    /// Timings.
+    pub timings: AssemblyTimings,
+    /// Fallbacks and notes (built-in constitution used, memory unavailable, ...).
+    pub diagnostics: Vec<String>,
+}
+
+/// Assembles prompts. `Send + Sync`.
+pub struct Assembler {
+    router: Router,
+    memory: Option<Mutex<MemoryStore>>,
+    prompts: PromptFiles,
+    config: AssemblerConfig,
+}
+
+impl std::fmt::Debug for Assembler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Assembler").field("router", &self.router).finish_non_exhaustive()
+    }
+}
+
+fn ms(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
+}
+
+fn git(root: &Path, args: &[&str]) -> Option<String> {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(args)
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// Branch and diff stat, or `None` outside a repository (not an error).
+pub fn git_context(root: &Path) -> Option<GitContext> {
+    let branch = git(root, &["rev-parse", "--abbrev-ref", "HEAD"])?;
+    let stat = git(root, &["diff", "--shortstat", "HEAD"])
+        .or_else(|| git(root, &["diff", "--shortstat"]))
+        .unwrap_or_default();
+    Some(GitContext { branch, summary: if stat.is_empty() { "clean".into() } else { stat } })
+}
+
+impl Assembler {
+    /// The router.
+    pub fn router(&self) -> &Router {
+        &self.router
+    }
+
+    /// How many times prompt files were read from disk (cache misses).
+    pub fn prompt_file_reads(&self) -> usize {
+        self.prompts.reads()
+    }
+
+    /// Routes the task (one embedding), gathers context, screens untrusted entries and renders
+    /// the prompt in fixed layers within the token budget.
+    pub fn assemble(&self, task: &str, options: &AssembleOptions) -> Result<Assembly> {
+        let t0 = Instant::now();
+        let mut diagnostics = Vec::new();
+        let root = options
+            .root
+            .clone()
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_else(|| PathBuf::from("."));
+
+        let tr = Instant::now();
+        let git = if task.trim().is_empty() { None } else { git_context(&root) };
+        let route_opts = RouteOptions {
+            mode: options.mode.clone(),
+            interactive: options.interactive,
+            git_changes: false,
+        };
+        let decision = self.router.route(task, &route_opts)?;
+        if let Some(r) = &decision.fallback_reason {
+            diagnostics.push(format!("router fell back to deterministic signals: {r}"));
+        }
+        let route_ms = ms(tr);
+
+        let trt = Instant::now();
+        let env =
+            EnvContext { cwd: root.display().to_string(), os: std::env::consts::OS.to_string() };
+        let runtime_ms = ms(trt);
+
+        // Untrusted context: semantic search with the task's one embedding, instruction-like
+        // kinds excluded before scoring, then injection screening of the survivors.
+        let tm = Instant::now();
+        let (mut memories, mut activity, mut filtered, mut screened_out) =
+            (Vec::new(), Vec::new(), 0, 0);
+        if let (Some(store), Some(embedding), false) =
+            (&self.memory, &decision.embedding, decision.chitchat)
+        {
+            let mut store = store.lock().map_err(|_| AssembleError::Config {
+                field: "memory",
+                message: "memory store lock poisoned".into(),
+            })?;
+            filtered += store.instruction_like_count()?;
+            let min = self.router.index().meta().thresholds.memory_min;
+            let hits = store.search(
+                embedding,
+                self.router.embedder().fingerprint(),
+                min,
+                self.config.max_memories,
+            )?;
+            let entries: Vec<ScreenEntry<'_>> = hits
+                .iter()
+                .map(|h| ScreenEntry { text: &h.entry.text, embedding: &h.entry.embedding })
+                .collect();
+            let report = self.router.screen(&entries)?;
+            screened_out = report.dropped_count;
+            filtered += report.dropped_count;
+            for v in &report.kept {
+                let e = &hits[v.entry].entry;
+                if e.kind == "activity" {
+                    activity.push(e.text.clone())
+                } else {
+                    memories.push(e.text.clone())
+                }
+            }
+        }
+        let memory_ms = ms(tm);
+
+        let trd = Instant::now();
+        let meta = self.router.index().meta();
+        let counter = self.config.counter;
+        let budget = self.config.budget as f32;
+        let f = &self.config.fractions;
+        // The untrusted layer is truncated inside the tags so the closing tag always survives.
+        let untrusted_body = {
+            let mut inner = String::new();
+            for (kind, texts) in [("memory", &memories), ("activity", &activity)] {
+                for t in texts {
+                    inner.push_str(&format!("- [{kind}] {}\n", neutralize(t)));
+                }
+            }
+            if inner.is_empty() {
+                inner.push_str("(nothing relevant)");
+            }
+            let (inner, cut) = counter
+                .truncate(inner.trim_end(), ((budget * f.untrusted) as usize).saturating_sub(16));
+            (format!("{OPEN_TAG}\n{inner}\n{CLOSE_TAG}"), cut)
+        };
+        let untrusted_layer = format!("{H_UNTRUSTED}\n{}\n", untrusted_body.0);
+        let mut layer_tokens = BTreeMap::new();
+        let mut truncated = Vec::new();
+        let mut layer = |name: &str, heading: &str, body: &str, share: f32| -> String {
+            let (body, cut) = counter.truncate(body.trim_end(), (budget * share) as usize);
+            if cut {
+                truncated.push(name.to_string());
+            }
+            let text = format!("{heading}\n{body}\n");
+            layer_tokens.insert(name.to_string(), counter.count(&text));
+            text
+        };
+
+        let (constitution, diag) = self.prompts.constitution();
+        diagnostics.extend(diag);
+        let mode_rules =
+            meta.modes.iter().find(|m| m.name == decision.mode).and_then(|m| m.rules.as_deref());
+        let (rules, diag) = self.prompts.rules(&decision.mode, mode_rules);
+        diagnostics.extend(diag);
+
+        let mut tools_text = String::new();
+        if !decision.tools.is_empty() {
+            tools_text.push_str("## Tools (call them through the tool-calling interface)\n");
+            for t in &decision.tools {
+                if let Some(item) = meta.tools.iter().find(|i| i.name == t.name) {
+                    tools_text.push_str(&format!("- {}: {}\n", item.name, item.description));
+                }
+            }
+        }
+        if !decision.skills.is_empty() {
+            tools_text.push_str("## Skills\n");
+            for s in &decision.skills {
+                if let Some(item) = meta.skills.iter().find(|i| i.name == s.name) {
+                    tools_text.push_str(&format!("### {}\n{}\n", item.name, item.description));
+                    if let Some(body) = &item.body {
+                        tools_text.push_str(body.trim_end());
+                        tools_text.push('\n');
+                    }
+                }
+            }
+        }
+        if tools_text.is_empty() {
+            tools_text.push_str("(none needed)\n");
+        }
+
+        let mut runtime = String::new();
+        match &git {
+            Some(g) => {
+                runtime.push_str(&format!("git branch: {}\ngit changes: {}\n", g.branch, g.summary))
+            }
+            None => runtime.push_str("git: not a repository\n"),
+        }
+        runtime.push_str(&format!("cwd: {}\nos: {}\nmode: {}\n", env.cwd, env.os, decision.mode));
+
+        // Stable part first so it is a cacheable prefix; see the crate docs for the order.
+        let stable = [
+            layer("constitution", H_CONSTITUTION, &constitution, f.constitution),
+            layer("rules", H_RULES, &rules, f.rules),
+            layer("tools", H_TOOLS, &tools_text, f.tools),
+        ]
+        .join("\n");
+        let dynamic = [
+            layer("runtime", H_RUNTIME, &runtime, f.runtime),
+            untrusted_layer.clone(),
+            layer("task", H_TASK, task, f.task),
+        ]
+        .join("\n");
+        layer_tokens.insert("untrusted".into(), counter.count(&untrusted_layer));
+        if untrusted_body.1 {
+            truncated.push("untrusted".into());
+        }
+        let prompt = format!("{stable}\n{CACHE_BOUNDARY}\n\n{dynamic}");
+
+        let tool_schemas = decision
+            .tools
+            .iter()
+            .filter_map(|t| meta.tools.iter().find(|i| i.name == t.name))
+            .map(|i| {
+                let params = i.parameters.as_deref().and_then(|p| serde_json::from_str(p).ok()).unwrap_or_else(|| serde_json::json!({"type": "object", "properties": {}}));
+                serde_json::json!({"name": i.name, "description": i.description, "parameters": params})
+            })
+            .collect();
+        let monolithic_tokens = {
+            let mut all = String::new();
+            for t in &meta.tools {
+                all.push_str(&format!("- {}: {}\n", t.name, t.description));
+            }
+            for s in &meta.skills {
+                all.push_str(&format!(
+                    "### {}\n{}\n{}\n",
+                    s.name,
+                    s.description,
+                    s.body.as_deref().unwrap_or("")
+                ));
+            }
+            let (c, _) = self.prompts.constitution();
+            let rules_all: String =
+                meta.modes.iter().filter_map(|m| m.rules.clone()).collect::<Vec<_>>().join("\n");
+            counter.count(&format!(
+                "{H_CONSTITUTION}\n{c}\n{H_RULES}\n{rules_all}\n{H_TOOLS}\n{all}\n{dynamic}"
+            ))
+        };
+        let render_ms = ms(trd);
+        let estimated_tokens = counter.count(&prompt);
+        Ok(Assembly {
+            mode: decision.mode.clone(),
+            task: task.to_string(),
+            tools: decision.tools.iter().map(|t| t.name.clone()).collect(),
+            skills: decision.skills.iter().map(|t| t.name.clone()).collect(),
+            context: Context {
+                git,
+                env,
+                memories,
+                activity,
+                filtered_count: filtered,
+                screened_out,
+            },
+            metrics: AssemblyMetrics {
+                estimated_tokens,
+                embedding_calls: decision.metrics.embedding_calls,
+                layer_tokens,
+                truncated_layers: truncated,
+                monolithic_tokens,
+            },
+            fingerprints: Fingerprints {
+                stable: sha256(&stable),
+                dynamic: sha256(&dynamic),
+                full: sha256(&prompt),
+            },
+            prompt,
+            stable,
+            dynamic,
+            tool_schemas,
+            decision,
+            timings: AssemblyTimings {
+                route_ms,
+                runtime_ms,
+                memory_ms,
+                render_ms,
+                total_ms: ms(t0),
+            },
+            diagnostics,
+        })
+    }
+}
