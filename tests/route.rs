@@ -339,3 +339,58 @@ fn e5_builds_and_routes_portuguese_and_french() {
         assert!(d.tool_names().contains(&tool), "{task:?}: {:?}", d.tool_names());
     }
 }
+
+/// Recall@k of tools on the default catalog's own examples, held out from the index: the index
+/// is built from descriptions only, then every example is routed (mode auto) and the tool it
+/// belongs to is looked for among the k best-scoring selected tools.
+fn heldout_recall(model_name: &str, floor_at_3: f64) {
+    let Some(model) = model_or_skip(model_name) else { return };
+    let mut catalog = switchyard_manifest::Catalog::load(&default_catalog()).unwrap();
+    let mut held = Vec::new();
+    for t in &mut catalog.tools {
+        for e in t.examples.drain(..) {
+            held.push((e, t.name.clone()));
+        }
+    }
+    let (bytes, ..) = switchyard_build_index::build_bytes(&catalog, model.as_ref(), None).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("heldout.idx");
+    std::fs::write(&path, bytes).unwrap();
+    let router = RouterBuilder::new(&path)
+        .max_tools(20)
+        .max_results(20)
+        .tool_min(Some(-1.0))
+        .build(model)
+        .unwrap();
+    let mut hits = [0usize; 3];
+    for (task, tool) in &held {
+        let d = router.route(task, &auto()).unwrap();
+        let mut scored: Vec<(&str, f32)> =
+            d.tools.iter().map(|t| (t.name.as_str(), t.score)).collect();
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
+        for (i, k) in [1usize, 3, 5].iter().enumerate() {
+            if scored.iter().take(*k).any(|(n, _)| n == tool) {
+                hits[i] += 1;
+            }
+        }
+    }
+    let r = |h: usize| h as f64 / held.len() as f64;
+    eprintln!(
+        "{model_name}: held-out examples {}, recall@1 {:.3}, recall@3 {:.3}, recall@5 {:.3}",
+        held.len(),
+        r(hits[0]),
+        r(hits[1]),
+        r(hits[2])
+    );
+    assert!(r(hits[1]) >= floor_at_3, "{model_name}: recall@3 {:.3} < {floor_at_3}", r(hits[1]));
+}
+
+#[test]
+fn heldout_examples_recall_minilm() {
+    heldout_recall("minilm", 0.5);
+}
+
+#[test]
+fn heldout_examples_recall_e5() {
+    heldout_recall("e5-small", 0.5);
+}

@@ -273,20 +273,59 @@ pub struct RouteArgs {
     /// Hint: the repository has uncommitted changes.
     #[arg(long)]
     pub git_changes: bool,
+    /// Route this many more times and report p50/p95 (repeats hit the task cache, so they
+    /// exclude the embedding unless --no-cache).
+    #[arg(long, default_value_t = 0)]
+    pub repeat: usize,
+    /// Disable the task-embedding cache.
+    #[arg(long)]
+    pub no_cache: bool,
     /// Print the full decision as JSON.
     #[arg(long)]
     pub json: bool,
 }
 
+/// p50 and p95 of a set of millisecond timings.
+fn percentiles(mut v: Vec<f64>) -> (f64, f64) {
+    if v.is_empty() {
+        return (0.0, 0.0);
+    }
+    v.sort_by(f64::total_cmp);
+    let at = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize];
+    (at(0.5), at(0.95))
+}
+
 pub fn route(a: RouteArgs) -> Result<()> {
     let model = load_model(&model_for_index(a.model.as_deref(), &a.index)?)?;
-    let router = RouterBuilder::new(&a.index).build(model)?;
+    let router =
+        RouterBuilder::new(&a.index).cache_size(if a.no_cache { 0 } else { 256 }).build(model)?;
     let options = RouteOptions {
         mode: Some(a.mode.clone()),
         interactive: a.interactive,
         git_changes: a.git_changes,
     };
     let d = router.route(&a.task, &options)?;
+    if a.repeat > 0 {
+        let mut scratch = switchyard_router::Scratch::default();
+        let mut times = Vec::with_capacity(a.repeat);
+        for _ in 0..a.repeat {
+            times
+                .push(router.route_with(&a.task, &options, &mut scratch)?.metrics.timings.total_ms);
+        }
+        let (p50, p95) = percentiles(times);
+        let what = if a.no_cache {
+            "including the embedding"
+        } else {
+            "excluding the embedding (cache hits)"
+        };
+        if a.json {
+            return print_json(
+                &serde_json::json!({"runs": a.repeat, "p50_ms": p50, "p95_ms": p95, "includes_embedding": a.no_cache, "decision": d}),
+            );
+        }
+        println!("route x{}: p50 {p50:.3} ms, p95 {p95:.3} ms, {what}", a.repeat);
+        return Ok(());
+    }
     if a.json {
         return print_json(&d);
     }
@@ -457,6 +496,12 @@ pub struct AssembleArgs {
     /// Model (default: the one recorded in the index).
     #[arg(long)]
     pub model: Option<String>,
+    /// Assemble this many more times and report p50/p95 of the whole assembly.
+    #[arg(long, default_value_t = 0)]
+    pub repeat: usize,
+    /// Disable the task-embedding cache (every repeat embeds).
+    #[arg(long)]
+    pub no_cache: bool,
     /// Print the full account as JSON.
     #[arg(long)]
     pub json: bool,
@@ -475,6 +520,7 @@ pub fn assemble(a: AssembleArgs) -> Result<()> {
     });
     let mut b = switchyard::AssemblerBuilder::new(&a.index);
     b.budget(a.budget).token_counter(counter).prompts_dir(prompts).memory_db(a.memory.clone());
+    b.router().cache_size(if a.no_cache { 0 } else { 256 });
     let assembler = b.build(model)?;
     let options = switchyard::AssembleOptions {
         mode: Some(a.mode.clone()),
@@ -482,6 +528,28 @@ pub fn assemble(a: AssembleArgs) -> Result<()> {
         interactive: false,
     };
     let out = assembler.assemble(&a.task, &options)?;
+    if a.repeat > 0 {
+        let mut times = Vec::with_capacity(a.repeat);
+        for _ in 0..a.repeat {
+            times.push(assembler.assemble(&a.task, &options)?.timings.total_ms);
+        }
+        let (p50, p95) = percentiles(times);
+        let m = &out.metrics;
+        let fewer = 100.0 * (1.0 - m.estimated_tokens as f64 / m.monolithic_tokens.max(1) as f64);
+        if a.json {
+            return print_json(
+                &serde_json::json!({"runs": a.repeat, "p50_ms": p50, "p95_ms": p95, "includes_embedding": a.no_cache, "estimatedTokens": m.estimated_tokens, "monolithicTokens": m.monolithic_tokens}),
+            );
+        }
+        println!(
+            "assemble x{}: p50 {p50:.3} ms, p95 {p95:.3} ms ({}); prompt {} tokens vs monolithic {} ({fewer:.0}% fewer)",
+            a.repeat,
+            if a.no_cache { "embedding each time" } else { "cache hits" },
+            m.estimated_tokens,
+            m.monolithic_tokens
+        );
+        return Ok(());
+    }
     if a.json {
         return print_json(&out);
     }
