@@ -376,7 +376,7 @@ impl MemoryStore {
             return Err(MemoryError::ModelMismatch {
                 path: self.path.clone(),
                 stored,
-                given: "the query's model".into(),
+                given: "the index's model".into(),
                 given_fingerprint: fingerprint.to_hex(),
             });
         }

@@ -163,6 +163,7 @@ impl AssemblerBuilder {
         };
         Ok(Assembler {
             router,
+            monolithic_stable: std::sync::OnceLock::new(),
             memory,
             prompts: PromptFiles::new(self.config.prompts.clone()),
             config: self.config.clone(),
@@ -296,6 +297,7 @@ pub struct Assembly {
 /// Assembles prompts. `Send + Sync`.
 pub struct Assembler {
     router: Router,
+    monolithic_stable: std::sync::OnceLock<usize>,
     memory: Option<Mutex<MemoryStore>>,
     prompts: PromptFiles,
     config: AssemblerConfig,
@@ -354,7 +356,6 @@ impl Assembler {
             .unwrap_or_else(|| PathBuf::from("."));
 
         let tr = Instant::now();
-        let git = if task.trim().is_empty() { None } else { git_context(&root) };
         let route_opts = RouteOptions {
             mode: options.mode.clone(),
             interactive: options.interactive,
@@ -367,6 +368,7 @@ impl Assembler {
         let route_ms = ms(tr);
 
         let trt = Instant::now();
+        let git = if decision.chitchat { None } else { git_context(&root) };
         let env =
             EnvContext { cwd: root.display().to_string(), os: std::env::consts::OS.to_string() };
         let runtime_ms = ms(trt);
@@ -511,7 +513,9 @@ impl Assembler {
                 serde_json::json!({"name": i.name, "description": i.description, "parameters": params})
             })
             .collect();
-        let monolithic_tokens = {
+        // A monolithic prompt = every tool, skill and rule, plus the same dynamic part. The
+        // stable half never changes for an assembler, so it is counted once.
+        let monolithic_tokens = *self.monolithic_stable.get_or_init(|| {
             let mut all = String::new();
             for t in &meta.tools {
                 all.push_str(&format!("- {}: {}\n", t.name, t.description));
@@ -524,13 +528,12 @@ impl Assembler {
                     s.body.as_deref().unwrap_or("")
                 ));
             }
-            let (c, _) = self.prompts.constitution();
             let rules_all: String =
                 meta.modes.iter().filter_map(|m| m.rules.clone()).collect::<Vec<_>>().join("\n");
             counter.count(&format!(
-                "{H_CONSTITUTION}\n{c}\n{H_RULES}\n{rules_all}\n{H_TOOLS}\n{all}\n{dynamic}"
+                "{H_CONSTITUTION}\n{constitution}\n{H_RULES}\n{rules_all}\n{H_TOOLS}\n{all}\n"
             ))
-        };
+        }) + counter.count(&dynamic);
         let render_ms = ms(trd);
         let estimated_tokens = counter.count(&prompt);
         Ok(Assembly {
