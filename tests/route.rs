@@ -282,6 +282,15 @@ fn minilm_finds_tools_that_share_no_word_with_the_task() {
 }
 
 #[test]
+fn real_model_builds_are_byte_reproducible() {
+    let Some(model) = model_or_skip("minilm") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let a = build(&sre_catalog(), model.as_ref(), dir.path(), "a.idx");
+    let b = build(&sre_catalog(), model.as_ref(), dir.path(), "b.idx");
+    assert_eq!(std::fs::read(a).unwrap(), std::fs::read(b).unwrap());
+}
+
+#[test]
 fn minilm_routes_the_default_catalog() {
     let Some(model) = model_or_skip("minilm") else { return };
     let dir = tempfile::tempdir().unwrap();

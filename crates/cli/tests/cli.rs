@@ -80,3 +80,45 @@ fn unknown_models_and_tokenizers_are_explained() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("short name (minilm, e5-small)"), "{}", stderr(&o));
 }
+
+/// A model named by Hugging Face repo id resolves through the local hub cache layout
+/// (`$HF_HOME/hub/models--org--name/{refs,snapshots}`), offline.
+#[test]
+fn a_repo_id_resolves_through_the_hugging_face_cache() {
+    let models = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/minilm");
+    if !models.join("model.safetensors").is_file() {
+        assert!(
+            std::env::var("SWITCHYARD_REQUIRE_MODELS").as_deref() != Ok("1"),
+            "minilm is not provisioned"
+        );
+        eprintln!("skipping: minilm is not provisioned (python3 models/provision.py)");
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let repo = home.path().join("hub/models--acme--mini-encoder");
+    let snap = repo.join("snapshots/0123456789abcdef");
+    std::fs::create_dir_all(&snap).unwrap();
+    std::fs::create_dir_all(repo.join("refs")).unwrap();
+    std::fs::write(repo.join("refs/main"), "0123456789abcdef").unwrap();
+    for f in ["config.json", "tokenizer.json", "model.safetensors"] {
+        std::os::unix::fs::symlink(models.join(f).canonicalize().unwrap(), snap.join(f)).unwrap();
+    }
+    let o = Command::new(env!("CARGO_BIN_EXE_switchyard"))
+        .args(["embed", "fix the flaky login test", "--model", "acme/mini-encoder", "--json"])
+        .env("HF_HOME", home.path())
+        .env("HF_HUB_OFFLINE", "1")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["dim"], 384);
+    assert_eq!(v["model"], "acme/mini-encoder");
+    // Missing from the cache: a clear error that says switchyard never downloads.
+    let o = Command::new(env!("CARGO_BIN_EXE_switchyard"))
+        .args(["embed", "x", "--model", "acme/not-cached"])
+        .env("HF_HOME", home.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("never downloads"), "{}", stderr(&o));
+}
