@@ -17,7 +17,7 @@ fn help_works_for_every_subcommand() {
     let top = run(&["--help"]);
     assert!(top.status.success());
     let text = String::from_utf8_lossy(&top.stdout).into_owned();
-    for sub in [
+    let subs = [
         "embed",
         "build-index",
         "inspect",
@@ -27,11 +27,21 @@ fn help_works_for_every_subcommand() {
         "models",
         "assemble",
         "memory",
-    ] {
+    ];
+    for sub in subs {
         assert!(text.contains(sub), "{sub} missing from --help");
-        let o = run(&[sub, "--help"]);
-        assert!(o.status.success(), "{sub} --help failed");
-        assert!(String::from_utf8_lossy(&o.stdout).contains("--json"), "{sub} has no --json");
+    }
+    // Every leaf command takes --json; `memory` groups add/list/remove/reembed.
+    let mut leaves: Vec<Vec<&str>> =
+        subs.iter().filter(|s| **s != "memory").map(|s| vec![*s]).collect();
+    for m in ["add", "list", "remove", "reembed"] {
+        leaves.push(vec!["memory", m]);
+    }
+    for mut cmd in leaves {
+        cmd.push("--help");
+        let o = run(&cmd);
+        assert!(o.status.success(), "{cmd:?} failed");
+        assert!(String::from_utf8_lossy(&o.stdout).contains("--json"), "{cmd:?} shows no --json");
     }
 }
 
