@@ -508,12 +508,12 @@ pub struct AssembleArgs {
 }
 
 pub fn assemble(a: AssembleArgs) -> Result<()> {
-    let model = load_model(&model_for_index(a.model.as_deref(), &a.index)?)?;
     let counter = match a.tokenizer.as_str() {
         "cl100k" | "cl100k_base" => switchyard::TokenCounter::Cl100k,
         "o200k" | "o200k_base" => switchyard::TokenCounter::O200k,
         other => bail!("--tokenizer {other}: use cl100k or o200k"),
     };
+    let model = load_model(&model_for_index(a.model.as_deref(), &a.index)?)?;
     let prompts = a.prompts.clone().or_else(|| {
         let d = PathBuf::from("manifests");
         d.join("constitution.md").is_file().then_some(d)

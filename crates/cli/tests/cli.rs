@@ -132,3 +132,10 @@ fn a_repo_id_resolves_through_the_hugging_face_cache() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("never downloads"), "{}", stderr(&o));
 }
+
+#[test]
+fn a_bad_tokenizer_flag_is_refused_before_any_work() {
+    let o = run(&["assemble", "fix it", "--index", "no-such.idx", "--tokenizer", "gpt2"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--tokenizer gpt2: use cl100k or o200k"), "{}", stderr(&o));
+}
