@@ -7,6 +7,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 mod commands;
+mod measure;
 
 /// Decide what an LLM agent's prompt should contain: the right tools, skills, mode and context,
 /// offline, in milliseconds.
@@ -37,6 +38,10 @@ enum Command {
     Assemble(commands::AssembleArgs),
     /// Manage the memory store of untrusted context.
     Memory(commands::MemoryArgs),
+    /// Measure quality on labelled data: tool retrieval, routing cases, injection screening.
+    Eval(measure::EvalArgs),
+    /// Measure latency per stage, cold start and peak memory over a fixed task set.
+    Bench(measure::BenchArgs),
 }
 
 fn main() -> ExitCode {
@@ -51,6 +56,8 @@ fn main() -> ExitCode {
         Command::Models(a) => commands::models(a),
         Command::Assemble(a) => commands::assemble(a),
         Command::Memory(a) => commands::memory(a),
+        Command::Eval(a) => measure::eval(a),
+        Command::Bench(a) => measure::bench(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -533,8 +533,23 @@ fn near_duplicates<'a>(
     }
 }
 
+/// `run_tests` -> "run tests", `AddAgenda` -> "Add Agenda": names read as words embed better.
 fn humanize(name: &str) -> String {
-    name.replace(['_', '-', '.'], " ")
+    let mut out = String::with_capacity(name.len() + 4);
+    let mut prev_lower = false;
+    for c in name.chars() {
+        if matches!(c, '_' | '-' | '.') {
+            out.push(' ');
+            prev_lower = false;
+            continue;
+        }
+        if c.is_uppercase() && prev_lower {
+            out.push(' ');
+        }
+        prev_lower = c.is_lowercase() || c.is_numeric();
+        out.push(c);
+    }
+    out
 }
 
 impl Tool {

@@ -185,6 +185,10 @@ const STOPWORDS: &[&str] = &[
     "avec", "dans", "der", "die", "das", "und", "mit", "den", "ein", "eine",
 ];
 
+fn is_cjk(c: char) -> bool {
+    matches!(c as u32, 0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF)
+}
+
 fn is_content_word(w: &str) -> bool {
     w.chars().count() >= 3 && !STOPWORDS.contains(&w)
 }
@@ -508,7 +512,10 @@ impl Router {
         if CHITCHAT.contains(&trimmed.as_str()) {
             return true;
         }
-        let short = task.trim().chars().count() < 10;
+        // A CJK character carries about a word ("运行单元测试" is "run the unit tests"), so it
+        // weighs as three letters here.
+        let weight: usize = task.trim().chars().map(|c| if is_cjk(c) { 3 } else { 1 }).sum();
+        let short = weight < 10;
         if !short || has_keyword {
             return false;
         }
@@ -551,8 +558,31 @@ impl Router {
             return None;
         }
         kernels::scores_into(&modes, embedding, &mut scratch.row_scores);
-        let (row, score) = *kernels::top_k(&scratch.row_scores, 1).first()?;
-        (score >= min).then(|| (self.mode_row_owner[row as usize] as usize, score))
+        let meta = self.index.meta();
+        let mut best = vec![f32::NEG_INFINITY; meta.modes.len()];
+        for (row, &s) in scratch.row_scores.iter().enumerate() {
+            let m = self.mode_row_owner[row] as usize;
+            best[m] = best[m].max(s);
+        }
+        let (top, score) = best
+            .iter()
+            .enumerate()
+            .fold((0, f32::NEG_INFINITY), |b, (i, &s)| if s > b.1 { (i, s) } else { b });
+        if score < min {
+            return None;
+        }
+        // Leaving the default mode hides tools, so the evidence must be clear: the winner has
+        // to beat the default mode by a tenth of the catalog's related-unrelated spread (a
+        // scale-free margin, right for MiniLM's and e5's score ranges alike).
+        let t = &meta.thresholds;
+        let margin = 0.1 * (t.related_mean - t.unrelated_mean).max(0.0);
+        if let Some(d) = meta.modes.iter().position(|m| m.name == meta.default_mode)
+            && d != top
+            && score - best[d] < margin
+        {
+            return None;
+        }
+        Some((top, score))
     }
 
     /// Gets the task's embedding from the cache or the model, within the time budget.

@@ -1,0 +1,360 @@
+//! `switchyard eval` and `switchyard bench`: argument parsing and output over switchyard-eval.
+
+use crate::commands::load_model;
+use crate::{model_for_index, print_json};
+use anyhow::{Context, Result};
+use clap::{Args, Subcommand};
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::Mutex;
+use switchyard_eval::bench::{BenchConfig, BenchReport, StageStats};
+use switchyard_eval::{CasesEval, InjectionEval, ToolsEval};
+
+/// Arguments of `switchyard eval`.
+#[derive(Args, Debug)]
+pub struct EvalArgs {
+    #[command(subcommand)]
+    pub command: EvalCommand,
+}
+
+/// The evaluations.
+#[derive(Subcommand, Debug)]
+pub enum EvalCommand {
+    /// Tool retrieval on a tools.jsonl catalog and queries.jsonl: recall@k, hit@1, MRR, nDCG@10,
+    /// for the router and a BM25 baseline, overall and per language.
+    Tools(ToolsArgs),
+    /// Routing cases against a manifest folder: tool recall@3/@5, skill recall@3, mode accuracy.
+    Cases(CasesArgs),
+    /// Injection screening of an index on labelled samples: ROC AUC, recall at 1%/5% FPR,
+    /// precision/recall/F1 at the index's threshold.
+    Injection(InjectionArgs),
+}
+
+/// Arguments of `switchyard eval tools`.
+#[derive(Args, Debug)]
+pub struct ToolsArgs {
+    /// Catalog: one {"name", "description"} per line.
+    #[arg(long)]
+    pub tools: PathBuf,
+    /// Queries: one {"query", "gold": [names], "lang"?} per line.
+    #[arg(long)]
+    pub queries: PathBuf,
+    /// Model: a short name (minilm, e5-small), a folder, or a cached Hugging Face repo id.
+    #[arg(long, default_value = "minilm")]
+    pub model: String,
+    /// Cut-offs for recall@k, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "1,3,5,10")]
+    pub k: Vec<usize>,
+    /// Evaluate only the first N queries.
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// Where built indexes are cached [default: $SWITCHYARD_CACHE_DIR or ~/.cache/switchyard].
+    #[arg(long)]
+    pub cache_dir: Option<PathBuf>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `switchyard eval cases`.
+#[derive(Args, Debug)]
+pub struct CasesArgs {
+    /// Manifest folder.
+    #[arg(long, default_value = "manifests")]
+    pub manifests: PathBuf,
+    /// Cases: one {"task", "lang", "tools", "skills", "mode"} per line.
+    #[arg(long)]
+    pub cases: PathBuf,
+    /// Model: a short name (minilm, e5-small), a folder, or a cached Hugging Face repo id.
+    #[arg(long, default_value = "minilm")]
+    pub model: String,
+    /// Where built indexes are cached [default: $SWITCHYARD_CACHE_DIR or ~/.cache/switchyard].
+    #[arg(long)]
+    pub cache_dir: Option<PathBuf>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `switchyard eval injection`.
+#[derive(Args, Debug)]
+pub struct InjectionArgs {
+    /// The index whose patterns and threshold are measured.
+    #[arg(long, default_value = "switchyard.idx")]
+    pub index: PathBuf,
+    /// Samples: one {"text", "label": 0|1, "lang"?} per line.
+    #[arg(long)]
+    pub samples: PathBuf,
+    /// Model [default: the one recorded in the index].
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `switchyard bench`.
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// The index.
+    #[arg(long, default_value = "switchyard.idx")]
+    pub index: PathBuf,
+    /// Model [default: the one recorded in the index].
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Rounds over the fixed task set, after one warm-up round.
+    #[arg(long, default_value_t = 10)]
+    pub iterations: usize,
+    /// Fresh processes timed for the cold start (0 skips it).
+    #[arg(long, default_value_t = 5)]
+    pub cold_runs: usize,
+    /// Print the report as JSON (times in keys ending in `_ms`).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// A progress bar on stderr when it is a terminal, one bar per stage.
+struct Bars {
+    on: bool,
+    current: Mutex<Option<(String, indicatif::ProgressBar)>>,
+}
+
+impl Bars {
+    fn new() -> Self {
+        Self { on: std::io::stderr().is_terminal(), current: Mutex::new(None) }
+    }
+
+    fn report(&self, stage: &str, done: usize, total: usize) {
+        if !self.on {
+            return;
+        }
+        let Ok(mut cur) = self.current.lock() else { return };
+        if cur.as_ref().is_none_or(|(s, _)| s != stage) {
+            if let Some((_, b)) = cur.take() {
+                b.finish();
+            }
+            let b = indicatif::ProgressBar::new(total as u64);
+            b.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{msg:>14} {bar:40} {pos}/{len} {elapsed} (eta {eta})",
+                )
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+            b.set_message(stage.to_string());
+            *cur = Some((stage.to_string(), b));
+        }
+        if let Some((_, b)) = cur.as_ref() {
+            b.set_length(total as u64);
+            b.set_position(done as u64);
+        }
+    }
+
+    fn finish(&self) {
+        if let Ok(mut cur) = self.current.lock()
+            && let Some((_, b)) = cur.take()
+        {
+            b.finish_and_clear();
+        }
+    }
+}
+
+fn cache_dir(given: Option<PathBuf>) -> PathBuf {
+    given.unwrap_or_else(switchyard_eval::default_cache_dir)
+}
+
+fn table(rows: &[(&str, &BTreeMap<String, serde_json::Value>)]) {
+    let mut keys: Vec<&String> = rows.iter().flat_map(|(_, m)| m.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    print!("{:<22}", "");
+    for k in &keys {
+        print!("{k:>14}");
+    }
+    println!();
+    for (name, m) in rows {
+        print!("{name:<22}");
+        for k in &keys {
+            let v = m.get(*k).map_or("-".to_string(), |v| match v {
+                serde_json::Value::Null => "-".into(),
+                v => v.to_string(),
+            });
+            print!("{v:>14}");
+        }
+        println!();
+    }
+}
+
+pub fn eval(a: EvalArgs) -> Result<()> {
+    let bars = Bars::new();
+    let progress = |s: &str, d: usize, t: usize| bars.report(s, d, t);
+    match a.command {
+        EvalCommand::Tools(a) => {
+            let model = load_model(&a.model)?;
+            let cfg = ToolsEval {
+                tools: a.tools,
+                queries: a.queries,
+                ks: a.k,
+                cache_dir: cache_dir(a.cache_dir),
+                limit: a.limit,
+            };
+            let report = switchyard_eval::eval_tools(&cfg, model, &progress)?;
+            bars.finish();
+            if a.json {
+                return print_json(&report);
+            }
+            println!(
+                "{} tools, {} queries ({} skipped), model {}, tool_min {:.3}, {:.1} s",
+                report.dataset.tools,
+                report.dataset.queries,
+                report.dataset.skipped_unknown_gold,
+                report.model.name,
+                report.tool_min,
+                report.timings.total_ms / 1e3
+            );
+            let mut rows = vec![
+                ("router", &report.overall.router),
+                ("router@threshold", &report.overall.router_at_threshold),
+                ("bm25", &report.overall.bm25),
+            ];
+            let names: Vec<String> = report.per_lang.keys().cloned().collect();
+            let labels: Vec<[String; 2]> =
+                names.iter().map(|l| [format!("{l}: router"), format!("{l}: bm25")]).collect();
+            for (l, label) in names.iter().zip(&labels) {
+                rows.push((&label[0], &report.per_lang[l].router));
+                rows.push((&label[1], &report.per_lang[l].bm25));
+            }
+            table(&rows);
+            Ok(())
+        }
+        EvalCommand::Cases(a) => {
+            let model = load_model(&a.model)?;
+            let cfg = CasesEval {
+                manifests: a.manifests,
+                cases: a.cases,
+                cache_dir: cache_dir(a.cache_dir),
+            };
+            let report = switchyard_eval::eval_cases(&cfg, model, &progress)?;
+            bars.finish();
+            if a.json {
+                return print_json(&report);
+            }
+            let mut rows = vec![("all", &report.overall)];
+            rows.extend(report.per_lang.iter().map(|(l, m)| (l.as_str(), m)));
+            table(&rows);
+            for m in &report.misses {
+                println!(
+                    "miss [{}] {:?}: tools {:?} skills {:?} mode {} (expected {})",
+                    m.lang,
+                    m.task,
+                    m.missing_tools,
+                    m.missing_skills,
+                    m.got_mode,
+                    m.expected_mode.as_deref().unwrap_or("ok")
+                );
+            }
+            Ok(())
+        }
+        EvalCommand::Injection(a) => {
+            let model = load_model(&model_for_index(a.model.as_deref(), &a.index)?)?;
+            let cfg = InjectionEval { index: a.index, samples: a.samples };
+            let report = switchyard_eval::eval_injection(&cfg, model, &progress)?;
+            bars.finish();
+            if a.json {
+                return print_json(&report);
+            }
+            println!(
+                "threshold {:.3}, margin {:.3}, model {}",
+                report.threshold, report.margin, report.model.name
+            );
+            let flat = |f: &switchyard_eval::injection::Figures| flatten(f);
+            let overall = flat(&report.overall);
+            let per: Vec<(String, BTreeMap<String, serde_json::Value>)> =
+                report.per_lang.iter().map(|(l, f)| (l.clone(), flat(f))).collect();
+            let mut rows = vec![("all", &overall)];
+            rows.extend(per.iter().map(|(l, m)| (l.as_str(), m)));
+            table(&rows);
+            Ok(())
+        }
+    }
+}
+
+/// One level of nesting folded into `outer.inner` keys, for the human table.
+fn flatten(value: &impl serde::Serialize) -> BTreeMap<String, serde_json::Value> {
+    let mut out = BTreeMap::new();
+    if let Ok(serde_json::Value::Object(m)) = serde_json::to_value(value) {
+        for (k, v) in m {
+            match v {
+                serde_json::Value::Object(inner) => {
+                    for (ik, iv) in inner {
+                        if !["tp", "fp", "fn", "tn"].contains(&ik.as_str()) {
+                            out.insert(format!("{ik}@thr"), iv);
+                        }
+                    }
+                }
+                v => {
+                    out.insert(k, v);
+                }
+            }
+        }
+    }
+    out
+}
+
+fn stage_row(name: &str, s: &StageStats) {
+    println!(
+        "{name:<14}{:>10.3}{:>10.3}{:>10.3}{:>10.3}{:>8}",
+        s.p50_ms, s.p95_ms, s.p99_ms, s.mean_ms, s.samples
+    );
+}
+
+pub fn bench(a: BenchArgs) -> Result<()> {
+    let model_name = model_for_index(a.model.as_deref(), &a.index)?;
+    let model = load_model(&model_name)?;
+    let exe = (a.cold_runs > 0)
+        .then(std::env::current_exe)
+        .transpose()
+        .context("finding the switchyard executable for the cold-start runs")?;
+    let cfg = BenchConfig {
+        index: a.index,
+        iterations: a.iterations,
+        exe,
+        model: model_name,
+        cold_runs: a.cold_runs,
+    };
+    let r: BenchReport = switchyard_eval::bench::run(&cfg, model)?;
+    if a.json {
+        return print_json(&r);
+    }
+    println!(
+        "{} on {} cores ({}), commit {}, {} tasks x {} rounds, mean {:.1} tokens",
+        r.model.name,
+        r.machine.cores,
+        r.machine.cpu.as_deref().unwrap_or("unknown CPU"),
+        r.machine.commit.as_deref().unwrap_or("-"),
+        r.tasks,
+        r.iterations,
+        r.mean_task_tokens
+    );
+    println!(
+        "{:<14}{:>10}{:>10}{:>10}{:>10}{:>8}",
+        "stage", "p50_ms", "p95_ms", "p99_ms", "mean_ms", "n"
+    );
+    stage_row("embed", &r.embed);
+    stage_row("route", &r.route);
+    stage_row("route_cached", &r.route_cached);
+    stage_row("screen", &r.screen);
+    stage_row("assemble", &r.assemble);
+    if let Some(c) = &r.cold_start {
+        println!(
+            "cold start     p50 {:.1} ms, min {:.1} ms ({} runs)",
+            c.p50_ms,
+            c.min_ms,
+            c.runs_ms.len()
+        );
+    }
+    if let Some(m) = r.peak_rss_mib {
+        println!("peak RSS       {m:.1} MiB");
+    }
+    Ok(())
+}

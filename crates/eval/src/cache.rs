@@ -1,0 +1,62 @@
+//! Indexes built for evaluation, kept between runs under a cache folder and keyed by the
+//! catalog's content hash and the model's fingerprint, so a second run of the same catalog
+//! with the same model embeds nothing.
+
+use crate::{EvalError, Progress, Result};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+use switchyard_build_index::build_bytes;
+use switchyard_embed::Embedder;
+use switchyard_format::{Index, OpenOptions};
+use switchyard_manifest::Catalog;
+
+/// The default cache folder: `$SWITCHYARD_CACHE_DIR`, else `$XDG_CACHE_HOME/switchyard`, else
+/// `~/.cache/switchyard`, else the system temp folder.
+pub fn default_cache_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("SWITCHYARD_CACHE_DIR") {
+        return PathBuf::from(d);
+    }
+    if let Some(d) = std::env::var_os("XDG_CACHE_HOME") {
+        return PathBuf::from(d).join("switchyard");
+    }
+    if let Some(h) = std::env::var_os("HOME") {
+        return PathBuf::from(h).join(".cache").join("switchyard");
+    }
+    std::env::temp_dir().join("switchyard")
+}
+
+/// Where an index came from.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct CachedIndex {
+    /// The index file.
+    pub path: PathBuf,
+    /// Whether it was already there (nothing embedded).
+    pub cached: bool,
+    /// Time spent getting it, in milliseconds.
+    pub build_ms: f64,
+}
+
+/// Returns the cached index of `catalog` for `embedder`, building it if needed.
+pub fn cached_index(
+    catalog: &Catalog,
+    embedder: &dyn Embedder,
+    cache_dir: &Path,
+    progress: Progress<'_>,
+) -> Result<CachedIndex> {
+    let t0 = Instant::now();
+    let dir = cache_dir.join("indexes");
+    std::fs::create_dir_all(&dir).map_err(|source| EvalError::Io { path: dir.clone(), source })?;
+    let hash = catalog.content_hash();
+    let fp = embedder.fingerprint().to_hex();
+    let path = dir.join(format!("{}-{}.idx", &hash[..16], &fp[..16]));
+    let up_to_date = Index::open(&path, &OpenOptions::new()).is_ok_and(|idx| {
+        idx.meta().manifest_hash == hash && idx.header().fingerprint == embedder.fingerprint().0
+    });
+    if !up_to_date {
+        let report = |done: usize, all: usize| progress("build index", done, all);
+        let (bytes, _, _) = build_bytes(catalog, embedder, Some(&report))?;
+        switchyard_format::write_atomic(&path, &bytes)
+            .map_err(switchyard_build_index::BuildError::from)?;
+    }
+    Ok(CachedIndex { path, cached: up_to_date, build_ms: t0.elapsed().as_secs_f64() * 1e3 })
+}

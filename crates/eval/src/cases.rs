@@ -1,0 +1,250 @@
+//! `switchyard eval cases`: end-to-end routing cases for any manifest catalog: tool and skill
+//! recall, and mode accuracy with the mode inferred (`auto`), overall and per language.
+
+use crate::metrics::round4;
+use crate::tools::{EvalTimings, ModelInfo};
+use crate::{EvalError, Progress, Result, cache, embedding, jsonl};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+use switchyard_embed::Embedder;
+use switchyard_manifest::Catalog;
+use switchyard_router::{Decision, RouteOptions, RouterBuilder, Scratch, Selected};
+
+/// One line of `cases.jsonl`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CaseRow {
+    /// The task as a user types it.
+    pub task: String,
+    /// Its language (BCP 47 primary tag, e.g. `en`, `pt`).
+    pub lang: String,
+    /// Tools it needs (any one is a separate recall target).
+    #[serde(default)]
+    pub tools: Vec<String>,
+    /// Skills it needs.
+    #[serde(default)]
+    pub skills: Vec<String>,
+    /// The expected mode.
+    pub mode: String,
+}
+
+/// What to evaluate.
+#[derive(Debug, Clone)]
+pub struct CasesEval {
+    /// The manifest folder.
+    pub manifests: PathBuf,
+    /// The cases.
+    pub cases: PathBuf,
+    /// Where built indexes are kept.
+    pub cache_dir: PathBuf,
+}
+
+/// Sums over a group of cases.
+#[derive(Debug, Clone, Default)]
+struct Tally {
+    cases: usize,
+    with_tools: usize,
+    tool_r3: f64,
+    tool_r5: f64,
+    tool_selected: f64,
+    with_skills: usize,
+    skill_r3: f64,
+    mode_ok: usize,
+}
+
+impl Tally {
+    fn to_map(&self) -> BTreeMap<String, serde_json::Value> {
+        let per = |x: f64, n: usize| (n > 0).then(|| round4(x / n as f64));
+        let mut m = BTreeMap::new();
+        m.insert("cases".into(), self.cases.into());
+        m.insert("tool_recall@3".into(), per(self.tool_r3, self.with_tools).into());
+        m.insert("tool_recall@5".into(), per(self.tool_r5, self.with_tools).into());
+        m.insert("tool_recall_selected".into(), per(self.tool_selected, self.with_tools).into());
+        m.insert("skill_recall@3".into(), per(self.skill_r3, self.with_skills).into());
+        m.insert("mode_accuracy".into(), per(self.mode_ok as f64, self.cases).into());
+        m
+    }
+}
+
+/// A case the router got wrong, for the report.
+#[derive(Debug, Clone, Serialize)]
+pub struct Miss {
+    /// The task.
+    pub task: String,
+    /// Its language.
+    pub lang: String,
+    /// Expected tools missing from the top 5.
+    pub missing_tools: Vec<String>,
+    /// Expected skills missing from the top 3.
+    pub missing_skills: Vec<String>,
+    /// Expected mode, when the router chose another.
+    pub expected_mode: Option<String>,
+    /// The mode chosen and how.
+    pub got_mode: String,
+    /// The top 5 tools chosen.
+    pub got_tools: Vec<String>,
+}
+
+/// The report of `eval cases`.
+#[derive(Debug, Clone, Serialize)]
+pub struct CasesReport {
+    /// The manifest folder.
+    pub manifests: PathBuf,
+    /// The cases file.
+    pub cases_file: PathBuf,
+    /// Model name and fingerprint.
+    pub model: ModelInfo,
+    /// The index used.
+    pub index: cache::CachedIndex,
+    /// All cases.
+    pub overall: BTreeMap<String, serde_json::Value>,
+    /// Per language.
+    pub per_lang: BTreeMap<String, BTreeMap<String, serde_json::Value>>,
+    /// Cases with any miss.
+    pub misses: Vec<Miss>,
+    /// Where the time went.
+    pub timings: EvalTimings,
+}
+
+/// The router's selection, best score first (the order a reader of the prompt sees matters
+/// less than whether the tool is there; sorting makes @k comparable across modes).
+fn by_score(items: &[Selected]) -> Vec<&str> {
+    let mut v: Vec<&Selected> = items.iter().collect();
+    v.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.name.cmp(&b.name)));
+    v.into_iter().map(|s| s.name.as_str()).collect()
+}
+
+fn recall(ranked: &[&str], gold: &[String], k: usize) -> f64 {
+    gold.iter().filter(|g| ranked.iter().take(k).any(|r| r == g)).count() as f64 / gold.len() as f64
+}
+
+fn validate(cases: &[CaseRow], catalog: &Catalog, path: &std::path::Path) -> Result<()> {
+    let invalid = |line: usize, field, message: String| EvalError::Invalid {
+        path: path.to_path_buf(),
+        line,
+        field,
+        message,
+    };
+    for (i, c) in cases.iter().enumerate() {
+        if c.task.trim().is_empty() {
+            return Err(invalid(i + 1, "task", "is empty".into()));
+        }
+        for t in &c.tools {
+            if !catalog.tools.iter().any(|x| &x.name == t) {
+                return Err(invalid(
+                    i + 1,
+                    "tools",
+                    format!("{t} is not a tool of the catalog; fix the name or the manifests"),
+                ));
+            }
+        }
+        for s in &c.skills {
+            if !catalog.skills.iter().any(|x| &x.name == s) {
+                return Err(invalid(i + 1, "skills", format!("{s} is not a skill of the catalog")));
+            }
+        }
+        if !catalog.modes.iter().any(|m| m.name == c.mode) && c.mode != catalog.default_mode() {
+            let known: Vec<&str> = catalog.modes.iter().map(|m| m.name.as_str()).collect();
+            return Err(invalid(
+                i + 1,
+                "mode",
+                format!("{} is not a mode; known: {}", c.mode, known.join(", ")),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Runs the evaluation.
+pub fn eval_cases(
+    cfg: &CasesEval,
+    embedder: Arc<dyn Embedder>,
+    progress: Progress<'_>,
+) -> Result<CasesReport> {
+    let t0 = Instant::now();
+    let catalog =
+        Catalog::load(&cfg.manifests).map_err(switchyard_build_index::BuildError::from)?;
+    let cases: Vec<CaseRow> = jsonl::read_jsonl(&cfg.cases)?;
+    validate(&cases, &catalog, &cfg.cases)?;
+    let index = cache::cached_index(&catalog, embedder.as_ref(), &cfg.cache_dir, progress)?;
+    let router = RouterBuilder::new(&index.path).build(Arc::clone(&embedder))?;
+
+    let te = Instant::now();
+    let texts: Vec<&str> = cases.iter().map(|c| c.task.as_str()).collect();
+    let vectors = embedding::embed_many(embedder.as_ref(), &texts, "embed tasks", progress)?;
+    let embed_ms = te.elapsed().as_secs_f64() * 1e3;
+
+    let tr = Instant::now();
+    let mut scratch = Scratch::default();
+    let decisions: Vec<Decision> = cases
+        .iter()
+        .zip(vectors)
+        .map(|(c, v)| {
+            router.prime_cache(&c.task, v);
+            router.route_with(&c.task, &RouteOptions::default(), &mut scratch)
+        })
+        .collect::<std::result::Result<_, _>>()?;
+    let route_ms = tr.elapsed().as_secs_f64() * 1e3;
+
+    let mut groups: BTreeMap<Option<String>, Tally> = BTreeMap::new();
+    let mut misses = Vec::new();
+    for (c, d) in cases.iter().zip(&decisions) {
+        let tools = by_score(&d.tools);
+        let skills = by_score(&d.skills);
+        let mode_ok = d.mode == c.mode;
+        for key in [None, Some(c.lang.clone())] {
+            let g = groups.entry(key).or_default();
+            g.cases += 1;
+            g.mode_ok += mode_ok as usize;
+            if !c.tools.is_empty() {
+                g.with_tools += 1;
+                g.tool_r3 += recall(&tools, &c.tools, 3);
+                g.tool_r5 += recall(&tools, &c.tools, 5);
+                g.tool_selected += recall(&tools, &c.tools, usize::MAX);
+            }
+            if !c.skills.is_empty() {
+                g.with_skills += 1;
+                g.skill_r3 += recall(&skills, &c.skills, 3);
+            }
+        }
+        let missing_tools: Vec<String> =
+            c.tools.iter().filter(|t| !tools.iter().take(5).any(|x| x == t)).cloned().collect();
+        let missing_skills: Vec<String> =
+            c.skills.iter().filter(|t| !skills.iter().take(3).any(|x| x == t)).cloned().collect();
+        if !missing_tools.is_empty() || !missing_skills.is_empty() || !mode_ok {
+            misses.push(Miss {
+                task: c.task.clone(),
+                lang: c.lang.clone(),
+                missing_tools,
+                missing_skills,
+                expected_mode: (!mode_ok).then(|| c.mode.clone()),
+                got_mode: format!("{} ({:?})", d.mode, d.mode_source).to_lowercase(),
+                got_tools: tools.iter().take(5).map(|s| s.to_string()).collect(),
+            });
+        }
+    }
+    let overall = groups[&None].to_map();
+    let per_lang =
+        groups.iter().filter_map(|(k, g)| k.as_ref().map(|k| (k.clone(), g.to_map()))).collect();
+    let total_ms = t0.elapsed().as_secs_f64() * 1e3;
+    Ok(CasesReport {
+        manifests: cfg.manifests.clone(),
+        cases_file: cfg.cases.clone(),
+        model: ModelInfo::of(embedder.as_ref()),
+        timings: EvalTimings {
+            build_ms: index.build_ms,
+            embed_ms,
+            route_ms,
+            bm25_ms: 0.0,
+            total_ms,
+            per_second: cases.len() as f64 / (total_ms / 1e3),
+        },
+        index,
+        overall,
+        per_lang,
+        misses,
+    })
+}

@@ -1,0 +1,61 @@
+use std::path::PathBuf;
+
+/// What can stop an evaluation or a benchmark.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EvalError {
+    /// A file could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// A JSON Lines row is malformed.
+    #[error("{path}:{line}: {message}")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// What is wrong, naming the field.
+        message: String,
+    },
+    /// A row is well-formed JSON but unusable.
+    #[error("{path}:{line}: {field}: {message}")]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// The field.
+        field: &'static str,
+        /// What is wrong and how to fix it.
+        message: String,
+    },
+    /// The file holds no rows.
+    #[error("{path}: no rows; expected one JSON object per line")]
+    Empty {
+        /// The file.
+        path: PathBuf,
+    },
+    /// An argument is unusable.
+    #[error("{0}")]
+    Usage(String),
+    /// Building the index failed.
+    #[error(transparent)]
+    Build(#[from] switchyard_build_index::BuildError),
+    /// Routing or screening failed.
+    #[error(transparent)]
+    Route(#[from] switchyard_router::RouteError),
+    /// The model failed.
+    #[error(transparent)]
+    Embed(#[from] switchyard_embed::EmbedError),
+    /// Assembling failed.
+    #[error(transparent)]
+    Assemble(#[from] switchyard::AssembleError),
+}
+
+/// The result type of this crate.
+pub type Result<T, E = EvalError> = std::result::Result<T, E>;

@@ -1,0 +1,324 @@
+//! `switchyard eval tools`: tool retrieval on a `tools.jsonl` catalog and `queries.jsonl`, the
+//! router against a BM25 baseline in the same run.
+
+use crate::metrics::{RankingSummary, score_query};
+use crate::{Bm25, EvalError, Progress, Result, cache, embedding, jsonl};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+use switchyard_embed::Embedder;
+use switchyard_manifest::{Catalog, Tool};
+use switchyard_router::{RouteOptions, RouterBuilder, Scratch};
+
+/// One line of `tools.jsonl` (other fields are ignored).
+#[derive(Debug, Clone, Deserialize)]
+pub struct ToolRow {
+    /// Tool name, as the queries' `gold` lists spell it.
+    pub name: String,
+    /// What it does.
+    pub description: String,
+}
+
+/// One line of `queries.jsonl` (other fields are ignored).
+#[derive(Debug, Clone, Deserialize)]
+pub struct QueryRow {
+    /// The user's request.
+    pub query: String,
+    /// The tools that answer it.
+    pub gold: Vec<String>,
+    /// Language, when the set has one.
+    #[serde(default)]
+    pub lang: Option<String>,
+}
+
+/// What to evaluate.
+#[derive(Debug, Clone)]
+pub struct ToolsEval {
+    /// The catalog.
+    pub tools: PathBuf,
+    /// The queries.
+    pub queries: PathBuf,
+    /// Cut-offs for recall@k (sorted, deduplicated).
+    pub ks: Vec<usize>,
+    /// Where built indexes are kept.
+    pub cache_dir: PathBuf,
+    /// Evaluate only the first N queries (for quick looks; the report says so).
+    pub limit: Option<usize>,
+}
+
+/// Metrics of the router and the baseline over one group of queries.
+#[derive(Debug, Clone, Serialize)]
+pub struct Compared {
+    /// The router's ranking (every tool ranked, no threshold).
+    pub router: BTreeMap<String, serde_json::Value>,
+    /// The router as deployed: only tools scoring at or above the index's `tool_min`.
+    pub router_at_threshold: BTreeMap<String, serde_json::Value>,
+    /// BM25 over name + description.
+    pub bm25: BTreeMap<String, serde_json::Value>,
+}
+
+/// The report of `eval tools`.
+#[derive(Debug, Clone, Serialize)]
+pub struct ToolsReport {
+    /// Input files and counts.
+    pub dataset: DatasetInfo,
+    /// Model name and fingerprint.
+    pub model: ModelInfo,
+    /// The index used.
+    pub index: cache::CachedIndex,
+    /// The index's tool threshold.
+    pub tool_min: f32,
+    /// Mean number of tools at or above the threshold per query.
+    pub mean_selected_at_threshold: f64,
+    /// All queries.
+    pub overall: Compared,
+    /// Per `lang`, when rows have one.
+    pub per_lang: BTreeMap<String, Compared>,
+    /// Where the time went.
+    pub timings: EvalTimings,
+}
+
+/// Input files and counts.
+#[derive(Debug, Clone, Serialize)]
+pub struct DatasetInfo {
+    /// Catalog file.
+    pub tools_file: PathBuf,
+    /// Query file.
+    pub queries_file: PathBuf,
+    /// Tools in the catalog.
+    pub tools: usize,
+    /// Queries evaluated.
+    pub queries: usize,
+    /// Queries skipped because none of their gold tools is in the catalog.
+    pub skipped_unknown_gold: usize,
+    /// Set when `limit` cut the query list.
+    pub limited_to: Option<usize>,
+}
+
+/// The model an evaluation ran with.
+#[derive(Debug, Clone, Serialize)]
+pub struct ModelInfo {
+    /// Its name.
+    pub name: String,
+    /// Its fingerprint (hex).
+    pub fingerprint: String,
+}
+
+impl ModelInfo {
+    pub(crate) fn of(e: &dyn Embedder) -> Self {
+        Self { name: e.info().name.clone(), fingerprint: e.fingerprint().to_hex() }
+    }
+}
+
+/// Where an evaluation's time went, in milliseconds.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct EvalTimings {
+    /// Getting the index (near 0 when cached).
+    pub build_ms: f64,
+    /// Embedding the queries or samples.
+    pub embed_ms: f64,
+    /// Routing or screening them.
+    pub route_ms: f64,
+    /// The baseline.
+    pub bm25_ms: f64,
+    /// Everything.
+    pub total_ms: f64,
+    /// Queries (or samples) per second, end to end.
+    pub per_second: f64,
+}
+
+/// Loads `tools.jsonl` as a catalog: each tool offered in every mode, no examples.
+pub fn load_tools(path: &Path) -> Result<Catalog> {
+    let rows: Vec<ToolRow> = jsonl::read_jsonl(path)?;
+    let mut seen = HashSet::new();
+    let mut tools = Vec::with_capacity(rows.len());
+    for (i, r) in rows.into_iter().enumerate() {
+        let invalid = |field, message: String| EvalError::Invalid {
+            path: path.to_path_buf(),
+            line: i + 1,
+            field,
+            message,
+        };
+        if r.name.trim().is_empty() {
+            return Err(invalid("name", "is empty; every tool needs the name queries use".into()));
+        }
+        if r.description.trim().is_empty() {
+            return Err(invalid(
+                "description",
+                format!("{} has an empty description; the router embeds it", r.name),
+            ));
+        }
+        if !seen.insert(r.name.clone()) {
+            return Err(invalid(
+                "name",
+                format!("{} is listed twice; names must be unique", r.name),
+            ));
+        }
+        tools.push(Tool {
+            name: r.name,
+            description: r.description,
+            modes: Vec::new(),
+            examples: Vec::new(),
+            parameters: None,
+        });
+    }
+    tools.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(Catalog {
+        tools,
+        skills: Vec::new(),
+        modes: Vec::new(),
+        patterns: Vec::new(),
+        benign: Vec::new(),
+        warnings: Vec::new(),
+    })
+}
+
+/// Runs the evaluation.
+pub fn eval_tools(
+    cfg: &ToolsEval,
+    embedder: Arc<dyn Embedder>,
+    progress: Progress<'_>,
+) -> Result<ToolsReport> {
+    let t0 = Instant::now();
+    let ks = normalize_ks(&cfg.ks)?;
+    let kmax = *ks.last().unwrap_or(&10);
+    let depth = kmax.max(10);
+    let catalog = load_tools(&cfg.tools)?;
+    let known: HashSet<&str> = catalog.tools.iter().map(|t| t.name.as_str()).collect();
+    let mut rows: Vec<QueryRow> = jsonl::read_jsonl(&cfg.queries)?;
+    if let Some(n) = cfg.limit {
+        rows.truncate(n);
+    }
+    for (i, r) in rows.iter().enumerate() {
+        if r.gold.is_empty() {
+            return Err(EvalError::Invalid {
+                path: cfg.queries.clone(),
+                line: i + 1,
+                field: "gold",
+                message: "is empty; list the tool names that answer the query".into(),
+            });
+        }
+    }
+    let total_rows = rows.len();
+    rows.retain(|r| r.gold.iter().any(|g| known.contains(g.as_str())));
+    let skipped = total_rows - rows.len();
+    if rows.is_empty() {
+        return Err(EvalError::Usage(format!(
+            "{}: no query names a tool of {}; are the two files from the same data set?",
+            cfg.queries.display(),
+            cfg.tools.display()
+        )));
+    }
+
+    let index = cache::cached_index(&catalog, embedder.as_ref(), &cfg.cache_dir, progress)?;
+    let router = RouterBuilder::new(&index.path)
+        .max_tools(depth)
+        .max_results(depth)
+        .tool_min(Some(-1.0))
+        .build(Arc::clone(&embedder))?;
+    let tool_min = router.index().meta().thresholds.tool_min;
+    let build_ms = index.build_ms;
+
+    let te = Instant::now();
+    let texts: Vec<&str> = rows.iter().map(|r| r.query.as_str()).collect();
+    let vectors = embedding::embed_many(embedder.as_ref(), &texts, "embed queries", progress)?;
+    let embed_ms = te.elapsed().as_secs_f64() * 1e3;
+
+    let tr = Instant::now();
+    let mut scratch = Scratch::default();
+    let options = RouteOptions::default();
+    let mut ranked_router: Vec<Vec<(String, f32)>> = Vec::with_capacity(rows.len());
+    for (i, (row, v)) in rows.iter().zip(vectors).enumerate() {
+        router.prime_cache(&row.query, v);
+        let d = router.route_with(&row.query, &options, &mut scratch)?;
+        ranked_router.push(d.tools.into_iter().map(|s| (s.name, s.score)).collect());
+        if i % 256 == 0 || i + 1 == rows.len() {
+            progress("route", i + 1, rows.len());
+        }
+    }
+    let route_ms = tr.elapsed().as_secs_f64() * 1e3;
+
+    let tb = Instant::now();
+    let docs: Vec<String> =
+        catalog.tools.iter().map(|t| format!("{} {}", t.name, t.description)).collect();
+    let bm25 = Bm25::new(&docs);
+    let ranked_bm25: Vec<Vec<&str>> = rows
+        .iter()
+        .map(|r| {
+            bm25.top(&r.query, depth).into_iter().map(|i| catalog.tools[i].name.as_str()).collect()
+        })
+        .collect();
+    let bm25_ms = tb.elapsed().as_secs_f64() * 1e3;
+
+    let mut groups: BTreeMap<Option<String>, [RankingSummary; 3]> = BTreeMap::new();
+    let fresh = || [RankingSummary::new(&ks), RankingSummary::new(&ks), RankingSummary::new(&ks)];
+    let mut selected_total = 0usize;
+    for (i, row) in rows.iter().enumerate() {
+        let all: Vec<&str> = ranked_router[i].iter().map(|(n, _)| n.as_str()).collect();
+        let kept: Vec<&str> = ranked_router[i]
+            .iter()
+            .filter(|(_, s)| *s >= tool_min)
+            .map(|(n, _)| n.as_str())
+            .collect();
+        selected_total += kept.len();
+        let scores = [
+            score_query(&all, &row.gold, &ks),
+            score_query(&kept, &row.gold, &ks),
+            score_query(&ranked_bm25[i], &row.gold, &ks),
+        ];
+        for key in [None, row.lang.clone()].into_iter().collect::<HashSet<_>>() {
+            let g = groups.entry(key).or_insert_with(fresh);
+            for (sum, s) in g.iter_mut().zip(&scores) {
+                sum.add(s);
+            }
+        }
+    }
+    let compared = |g: &[RankingSummary; 3]| Compared {
+        router: g[0].to_map(),
+        router_at_threshold: g[1].to_map(),
+        bm25: g[2].to_map(),
+    };
+    let overall = compared(&groups[&None]);
+    let per_lang =
+        groups.iter().filter_map(|(k, g)| k.as_ref().map(|k| (k.clone(), compared(g)))).collect();
+    let total_ms = t0.elapsed().as_secs_f64() * 1e3;
+    Ok(ToolsReport {
+        dataset: DatasetInfo {
+            tools_file: cfg.tools.clone(),
+            queries_file: cfg.queries.clone(),
+            tools: catalog.tools.len(),
+            queries: rows.len(),
+            skipped_unknown_gold: skipped,
+            limited_to: cfg.limit,
+        },
+        model: ModelInfo::of(embedder.as_ref()),
+        tool_min,
+        mean_selected_at_threshold: crate::metrics::round4(
+            selected_total as f64 / rows.len() as f64,
+        ),
+        index,
+        overall,
+        per_lang,
+        timings: EvalTimings {
+            build_ms,
+            embed_ms,
+            route_ms,
+            bm25_ms,
+            total_ms,
+            per_second: rows.len() as f64 / (total_ms / 1e3),
+        },
+    })
+}
+
+/// Sorts and deduplicates k values; k must be at least 1.
+pub fn normalize_ks(ks: &[usize]) -> Result<Vec<usize>> {
+    let mut ks = ks.to_vec();
+    ks.sort_unstable();
+    ks.dedup();
+    if ks.is_empty() || ks[0] == 0 {
+        return Err(EvalError::Usage("--k: give cut-offs of at least 1, e.g. --k 1,3,5,10".into()));
+    }
+    Ok(ks)
+}
