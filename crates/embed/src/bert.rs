@@ -295,3 +295,119 @@ impl SafeTensorLoader<'_> {
         })
     }
 }
+
+fn to_vec(t: &Tensor) -> CResult<Vec<f32>> {
+    t.flatten_all()?.to_dtype(DType::F32)?.to_vec1::<f32>()
+}
+
+fn dense(l: &Linear) -> CResult<Option<crate::fast::DenseLinear>> {
+    match l {
+        Linear::Dense { weight, bias } => {
+            let (n, k) = weight.dims2()?;
+            Ok(Some(crate::fast::DenseLinear::from_hf(&to_vec(weight)?, to_vec(bias)?, n, k)))
+        }
+        Linear::Quantized { .. } => Ok(None),
+    }
+}
+
+fn norm_vecs(n: &LayerNorm) -> CResult<(Vec<f32>, Vec<f32>)> {
+    Ok((to_vec(&n.weight)?, to_vec(&n.bias)?))
+}
+
+/// The encoder with its layers on plain buffers (see `fast.rs`); embeddings stay in candle.
+pub(crate) struct FastEncoder {
+    word: WordEmbeddings,
+    position: Vec<f32>,
+    type0: Vec<f32>,
+    embed_norm: (Vec<f32>, Vec<f32>),
+    layers: crate::fast::FastLayers,
+}
+
+impl BertEncoder {
+    /// Moves the weights to the fast path; gives the encoder back when a layer is quantized
+    /// (the Q4_0 matmul variant runs on candle's kernels).
+    #[allow(clippy::type_complexity)] // (the encoder given back, why) is read once by the caller
+    pub fn into_fast(self) -> Result<FastEncoder, Box<(Self, Option<candle_core::Error>)>> {
+        let build = |enc: &Self| -> CResult<Option<crate::fast::FastLayers>> {
+            let mut layers = Vec::with_capacity(enc.layers.len());
+            for l in &enc.layers {
+                let (Some(q), Some(k), Some(v), Some(ao), Some(fi), Some(fo)) = (
+                    dense(&l.query)?,
+                    dense(&l.key)?,
+                    dense(&l.value)?,
+                    dense(&l.attn_out)?,
+                    dense(&l.ffn_in)?,
+                    dense(&l.ffn_out)?,
+                ) else {
+                    return Ok(None);
+                };
+                layers.push(crate::fast::FastLayer {
+                    qkv: crate::fast::DenseLinear::concat(&[q, k, v]).pack(),
+                    attn_out: ao.pack(),
+                    attn_norm: norm_vecs(&l.attn_norm)?,
+                    ffn_in: fi.pack(),
+                    ffn_out: fo.pack(),
+                    ffn_norm: norm_vecs(&l.ffn_norm)?,
+                });
+            }
+            Ok(Some(crate::fast::FastLayers {
+                layers,
+                hidden: enc.shape.hidden,
+                heads: enc.shape.heads,
+                eps: enc.embed_norm.eps,
+            }))
+        };
+        let layers = match build(&self) {
+            Ok(Some(l)) => l,
+            Ok(None) => return Err(Box::new((self, None))),
+            Err(e) => return Err(Box::new((self, Some(e)))),
+        };
+        let tables = (|| -> CResult<_> {
+            Ok((to_vec(&self.position)?, to_vec(&self.token_type0)?, norm_vecs(&self.embed_norm)?))
+        })();
+        let (position, type0, embed_norm) = match tables {
+            Ok(t) => t,
+            Err(e) => return Err(Box::new((self, Some(e)))),
+        };
+        Ok(FastEncoder { word: self.word, position, type0, embed_norm, layers })
+    }
+}
+
+impl FastEncoder {
+    pub fn hidden(&self) -> usize {
+        self.layers.hidden
+    }
+
+    /// Last hidden states of each text, packed: `[sum of lengths, hidden]` (no padding).
+    pub fn forward(&self, texts: &[Vec<u32>]) -> CResult<Vec<f32>> {
+        let h = self.layers.hidden;
+        let flat: Vec<u32> = texts.iter().flatten().copied().collect();
+        let ids = Tensor::from_vec(flat, texts.iter().map(Vec::len).sum::<usize>(), &Device::Cpu)?;
+        let words = match &self.word {
+            WordEmbeddings::Dense(t) => t.index_select(&ids, 0)?,
+            WordEmbeddings::Quantized(q) => q.embedding(&ids)?,
+        };
+        let mut x = to_vec(&words)?;
+        let mut row = 0;
+        for t in texts {
+            for pos in 0..t.len() {
+                let r = &mut x[row * h..(row + 1) * h];
+                for ((v, p), ty) in
+                    r.iter_mut().zip(&self.position[pos * h..(pos + 1) * h]).zip(&self.type0)
+                {
+                    *v += p + ty;
+                }
+                crate::fast::layer_norm_row(
+                    r,
+                    &self.embed_norm.0,
+                    &self.embed_norm.1,
+                    self.layers.eps,
+                );
+                row += 1;
+            }
+        }
+        let lens: Vec<usize> = texts.iter().map(Vec::len).collect();
+        self.layers.forward(&mut x, &lens);
+        Ok(x)
+    }
+}

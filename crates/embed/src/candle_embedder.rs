@@ -1,4 +1,4 @@
-use crate::bert::{BertEncoder, mean_pool};
+use crate::bert::{BertEncoder, FastEncoder, mean_pool};
 use crate::e5file::E5File;
 use crate::model::{ResolvedModel, WeightFormat};
 use crate::{EmbedError, Embedder, ModelInfo, Pooling, Result};
@@ -12,6 +12,20 @@ fn quantized_matmul() -> bool {
     std::env::var("SWITCHYARD_Q4_MATMUL").is_ok_and(|v| v == "1")
 }
 
+/// `SWITCHYARD_ENGINE=candle` runs the encoder as candle ops instead of the fast path (for
+/// comparison; both meet the reference fixtures).
+fn candle_engine_forced() -> bool {
+    std::env::var("SWITCHYARD_ENGINE").is_ok_and(|v| v == "candle")
+}
+
+/// How the encoder runs.
+enum Engine {
+    /// Plain buffers and `gemm` (the default; see `fast.rs`).
+    Fast(FastEncoder),
+    /// candle ops (the Q4_0 matmul variant, or when forced).
+    Candle(BertEncoder),
+}
+
 /// Texts per forward pass when embedding many: large enough to amortise per-op overhead, small
 /// enough that padding within a length-sorted batch stays negligible.
 const BATCH: usize = 32;
@@ -22,7 +36,7 @@ pub struct CandleEmbedder {
     info: ModelInfo,
     tokenizer: Tokenizer,
     tokenizer_path: PathBuf,
-    encoder: BertEncoder,
+    encoder: Engine,
     pad_id: u32,
 }
 
@@ -52,11 +66,28 @@ impl CandleEmbedder {
                 BertEncoder::from_e5s1(&E5File::read(&weights)?, quantized_matmul())?
             }
         };
+        let max_positions = encoder.max_positions();
+        let encoder = if candle_engine_forced() {
+            Engine::Candle(encoder)
+        } else {
+            match encoder.into_fast() {
+                Ok(fast) => Engine::Fast(fast),
+                Err(back) => match *back {
+                    (enc, None) => Engine::Candle(enc),
+                    (_, Some(e)) => {
+                        return Err(EmbedError::Forward {
+                            model: spec.name.clone(),
+                            message: e.to_string(),
+                        });
+                    }
+                },
+            }
+        };
         let tokenizer_path = model.path(&spec.tokenizer);
         let mut tokenizer = Tokenizer::from_file(&tokenizer_path).map_err(|e| {
             EmbedError::Tokenizer { path: tokenizer_path.clone(), message: e.to_string() }
         })?;
-        let max_tokens = spec.max_tokens.min(encoder.max_positions());
+        let max_tokens = spec.max_tokens.min(max_positions);
         // Shipped tokenizer.json files often pad every input to 128 tokens: a single short task
         // would then cost 5-7x more. We pad ourselves, within a batch only.
         tokenizer.with_padding(None);
@@ -97,6 +128,10 @@ impl CandleEmbedder {
             model: self.info.name.clone(),
             message: e.to_string(),
         };
+        let encoder = match &self.encoder {
+            Engine::Fast(fast) => return self.forward_fast(fast, ids).map_err(fail),
+            Engine::Candle(enc) => enc,
+        };
         let seq = ids.iter().map(Vec::len).max().unwrap_or(0).max(1);
         let mut flat = Vec::with_capacity(ids.len() * seq);
         let mut mask = Vec::with_capacity(ids.len() * seq);
@@ -108,7 +143,7 @@ impl CandleEmbedder {
         }
         let ids_t = Tensor::from_vec(flat, (ids.len(), seq), &Device::Cpu).map_err(fail)?;
         let mask_t = Tensor::from_vec(mask, (ids.len(), seq), &Device::Cpu).map_err(fail)?;
-        let hidden = self.encoder.forward(&ids_t, &mask_t).map_err(fail)?;
+        let hidden = encoder.forward(&ids_t, &mask_t).map_err(fail)?;
         let pooled = match self.info.pooling {
             Pooling::Cls => hidden.narrow(1, 0, 1).and_then(|t| t.squeeze(1)),
             _ => mean_pool(&hidden, &mask_t),
@@ -119,6 +154,43 @@ impl CandleEmbedder {
             crate::l2_normalize(r);
         }
         Ok(rows)
+    }
+}
+
+impl CandleEmbedder {
+    fn forward_fast(
+        &self,
+        fast: &FastEncoder,
+        ids: &[Vec<u32>],
+    ) -> candle_core::Result<Vec<Vec<f32>>> {
+        // An empty text still has its special tokens; guard anyway so pooling never divides by 0.
+        let ids: Vec<Vec<u32>> =
+            ids.iter().map(|r| if r.is_empty() { vec![self.pad_id] } else { r.clone() }).collect();
+        let h = fast.hidden();
+        let hidden = fast.forward(&ids)?;
+        let mut out = Vec::with_capacity(ids.len());
+        let mut row = 0;
+        for r in &ids {
+            let rows = &hidden[row * h..(row + r.len()) * h];
+            let mut v = match self.info.pooling {
+                Pooling::Cls => rows[..h].to_vec(),
+                _ => {
+                    let mut acc = vec![0f32; h];
+                    for t in rows.chunks_exact(h) {
+                        for (a, x) in acc.iter_mut().zip(t) {
+                            *a += x;
+                        }
+                    }
+                    let n = r.len() as f32;
+                    acc.iter_mut().for_each(|a| *a /= n);
+                    acc
+                }
+            };
+            crate::l2_normalize(&mut v);
+            out.push(v);
+            row += r.len();
+        }
+        Ok(out)
     }
 }
 

@@ -20,6 +20,8 @@
 pub use crate::error::{EmbedError, Result};
 pub use crate::fingerprint::{Fingerprint, sha256_file, sha256_hex};
 pub use crate::hash_embedder::HashEmbedder;
+#[cfg(feature = "candle")]
+pub use crate::kernel::kernel_name;
 pub use crate::model::{
     ModelFile, ModelInfo, ModelSourcePackage, ModelSpec, Pooling, ResolvedModel, SHORT_NAMES,
     WeightFormat, from_dir, model_search_dirs, resolve,
@@ -35,8 +37,12 @@ mod candle_embedder;
 #[cfg(feature = "candle")]
 mod e5file;
 mod error;
+#[cfg(feature = "candle")]
+mod fast;
 mod fingerprint;
 mod hash_embedder;
+#[cfg(feature = "candle")]
+mod kernel;
 mod model;
 
 /// Turns texts into unit vectors. Implementations are `Send + Sync` so one loaded model serves

@@ -134,6 +134,8 @@ pub struct Machine {
     pub rayon_num_threads: Option<String>,
     /// The git commit of the working directory, if any.
     pub commit: Option<String>,
+    /// The matrix kernel the fast forward picked (`avx512`, `avx2`, `scalar`).
+    pub kernel: &'static str,
 }
 
 /// The report of `switchyard bench`.
@@ -208,8 +210,9 @@ pub fn run(cfg: &BenchConfig, embedder: Arc<dyn Embedder>) -> Result<BenchReport
             r?;
             let (r, screen_ms) = time(|| cached.screen(&entries));
             r?;
-            let (r, assemble_ms) = time(|| assembler.assemble(task, &assemble_options));
-            r?;
+            let (r, assemble_ms) =
+                time(|| assembler.assemble(task, &assemble_options).map_err(Box::new));
+            r.map_err(crate::EvalError::Assemble)?;
             if round == 0 {
                 continue;
             }
@@ -311,5 +314,6 @@ pub fn machine() -> Machine {
         os: format!("{} {}", std::env::consts::OS, std::env::consts::ARCH),
         rayon_num_threads: std::env::var("RAYON_NUM_THREADS").ok(),
         commit,
+        kernel: switchyard_embed::kernel_name(),
     }
 }

@@ -1,7 +1,7 @@
 //! The lexical baseline every evaluation reports next to the router: Okapi BM25 over each
 //! tool's name and description (k1 = 1.2, b = 0.75, Lucene's non-negative idf).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// Lowercased alphanumeric runs, with `camelCase` and `snake_case` names split into words.
 pub fn tokenize(text: &str) -> Vec<String> {
@@ -32,7 +32,7 @@ pub fn tokenize(text: &str) -> Vec<String> {
 /// A BM25 index over documents given as text.
 #[derive(Debug, Clone)]
 pub struct Bm25 {
-    docs: Vec<HashMap<String, u32>>,
+    docs: Vec<BTreeMap<String, u32>>,
     lengths: Vec<f32>,
     avg_len: f32,
     idf: HashMap<String, f32>,
@@ -43,10 +43,10 @@ pub struct Bm25 {
 impl Bm25 {
     /// Indexes `docs` with k1 = 1.2, b = 0.75.
     pub fn new<S: AsRef<str>>(docs: &[S]) -> Self {
-        let docs: Vec<HashMap<String, u32>> = docs
+        let docs: Vec<BTreeMap<String, u32>> = docs
             .iter()
             .map(|d| {
-                let mut tf = HashMap::new();
+                let mut tf = BTreeMap::new();
                 for t in tokenize(d.as_ref()) {
                     *tf.entry(t).or_insert(0) += 1;
                 }

@@ -45,17 +45,35 @@ pub enum EvalError {
     Usage(String),
     /// Building the index failed.
     #[error(transparent)]
-    Build(#[from] switchyard_build_index::BuildError),
+    Build(Box<switchyard_build_index::BuildError>),
     /// Routing or screening failed.
     #[error(transparent)]
-    Route(#[from] switchyard_router::RouteError),
+    Route(Box<switchyard_router::RouteError>),
     /// The model failed.
     #[error(transparent)]
-    Embed(#[from] switchyard_embed::EmbedError),
+    Embed(Box<switchyard_embed::EmbedError>),
     /// Assembling failed.
     #[error(transparent)]
-    Assemble(#[from] switchyard::AssembleError),
+    Assemble(Box<switchyard::AssembleError>),
 }
 
 /// The result type of this crate.
 pub type Result<T, E = EvalError> = std::result::Result<T, E>;
+
+macro_rules! boxed_from {
+    ($($variant:ident: $ty:ty),*) => {$(
+        impl From<$ty> for EvalError {
+            fn from(e: $ty) -> Self {
+                EvalError::$variant(Box::new(e))
+            }
+        }
+    )*};
+}
+
+// Boxed: the wrapped errors are large, and every Result of this crate would carry their size.
+boxed_from!(
+    Build: switchyard_build_index::BuildError,
+    Route: switchyard_router::RouteError,
+    Embed: switchyard_embed::EmbedError,
+    Assemble: switchyard::AssembleError
+);

@@ -268,7 +268,7 @@ pub fn eval_tools(
             score_query(&kept, &row.gold, &ks),
             score_query(&ranked_bm25[i], &row.gold, &ks),
         ];
-        for key in [None, row.lang.clone()].into_iter().collect::<HashSet<_>>() {
+        for key in [None, row.lang.clone()].into_iter().collect::<std::collections::BTreeSet<_>>() {
             let g = groups.entry(key).or_insert_with(fresh);
             for (sum, s) in g.iter_mut().zip(&scores) {
                 sum.add(s);

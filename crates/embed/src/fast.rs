@@ -1,0 +1,367 @@
+//! The fast CPU forward: the same BERT encoder as `bert.rs`, run on plain `f32` buffers.
+//!
+//! Why not candle ops: for one short task, candle's per-op cost dominated (an allocation and a
+//! kernel launch per op, attention as batched 4-D matmuls, a scalar `gelu_erf`). Measured on
+//! the 2-core VM, a 24-token MiniLM task spent ~35 ms there against ~0.5 GFLOP of real work.
+//! This path keeps candle for loading (safetensors, Q4_0 decoding, the embedding-table gather)
+//! and does the rest itself:
+//!
+//! - **Weights packed once** for a few-row matrix product (`kernel.rs`, AVX-512/AVX2 picked at
+//!   run time): candle's general GEMM re-packs the weights on every call, which for 10 rows
+//!   cost more than the arithmetic.
+//!
+//! - **No padding.** The tokens of every text in a batch are packed into one `[tokens, hidden]`
+//!   matrix; the linear layers see all of them at once, attention runs per text.
+//! - **Fused projections.** Q, K and V are one `[hidden, 3 x hidden]` product.
+//! - **Buffers reused** across layers and calls (per thread), so a forward allocates nothing
+//!   once warm.
+//! - **Threads by size.** Products with few rows run on one thread, where two would spend
+//!   more on synchronisation than they save.
+//!
+//! Every value is computed in `f32` in the same order whatever the thread count (threads split
+//! output columns, never a sum), so results are deterministic.
+
+use crate::kernel::PackedLinear;
+use rayon::prelude::*;
+use std::cell::RefCell;
+
+/// `y = x W^T + b` with `W^T` stored `[k, n]` row-major.
+pub(crate) struct DenseLinear {
+    w_t: Vec<f32>,
+    bias: Vec<f32>,
+    k: usize,
+    n: usize,
+}
+
+impl DenseLinear {
+    /// From a Hugging Face weight `[n, k]` (row-major) and bias `[n]`.
+    pub fn from_hf(weight: &[f32], bias: Vec<f32>, n: usize, k: usize) -> Self {
+        let mut w_t = vec![0f32; k * n];
+        for r in 0..n {
+            for c in 0..k {
+                w_t[c * n + r] = weight[r * k + c];
+            }
+        }
+        Self { w_t, bias, k, n }
+    }
+
+    /// Stacks layers that read the same input (Q, K, V) into one wider product.
+    pub fn concat(parts: &[DenseLinear]) -> Self {
+        let k = parts[0].k;
+        let n: usize = parts.iter().map(|p| p.n).sum();
+        let mut w_t = vec![0f32; k * n];
+        let mut bias = Vec::with_capacity(n);
+        let mut col = 0;
+        for p in parts {
+            for r in 0..k {
+                w_t[r * n + col..r * n + col + p.n].copy_from_slice(&p.w_t[r * p.n..(r + 1) * p.n]);
+            }
+            bias.extend_from_slice(&p.bias);
+            col += p.n;
+        }
+        Self { w_t, bias, k, n }
+    }
+
+    /// Packs the weight for the kernel.
+    pub fn pack(self) -> PackedLinear {
+        PackedLinear::new(&self.w_t, self.bias, self.k, self.n)
+    }
+}
+
+/// Threads for one product: one below ~2 MFLOP, where splitting costs more than it saves on
+/// this class of machine (measured with `cargo bench --bench embed`, 8 vs 24 tokens).
+fn threads_for(m: usize, lin: &PackedLinear) -> usize {
+    let threads = rayon::current_num_threads();
+    if threads > 1 && m * lin.n() * lin.k() >= 2_000_000 { threads } else { 1 }
+}
+
+fn linear(lin: &PackedLinear, x: &[f32], m: usize, out: &mut Vec<f32>) {
+    lin.forward(x, m, out, threads_for(m, lin));
+}
+
+pub(crate) struct FastLayer {
+    pub qkv: PackedLinear,
+    pub attn_out: PackedLinear,
+    pub attn_norm: (Vec<f32>, Vec<f32>),
+    pub ffn_in: PackedLinear,
+    pub ffn_out: PackedLinear,
+    pub ffn_norm: (Vec<f32>, Vec<f32>),
+}
+
+/// The transformer layers of a BERT encoder on plain buffers.
+pub(crate) struct FastLayers {
+    pub layers: Vec<FastLayer>,
+    pub hidden: usize,
+    pub heads: usize,
+    pub eps: f32,
+}
+
+#[derive(Default)]
+struct Scratch {
+    qkv: Vec<f32>,
+    ctx: Vec<f32>,
+    tmp: Vec<f32>,
+    mid: Vec<f32>,
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+/// In-place LayerNorm of each `h`-wide row of `x`, after adding `residual` to it.
+fn add_layer_norm(
+    x: &mut [f32],
+    residual: &[f32],
+    (w, b): &(Vec<f32>, Vec<f32>),
+    h: usize,
+    eps: f32,
+) {
+    for (row, res) in x.chunks_exact_mut(h).zip(residual.chunks_exact(h)) {
+        for (v, r) in row.iter_mut().zip(res) {
+            *v += r;
+        }
+        layer_norm_row(row, w, b, eps);
+    }
+}
+
+pub(crate) fn layer_norm_row(row: &mut [f32], w: &[f32], b: &[f32], eps: f32) {
+    let n = row.len() as f32;
+    let mean = row.iter().sum::<f32>() / n;
+    let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / n;
+    let inv = 1.0 / (var + eps).sqrt();
+    for ((v, w), b) in row.iter_mut().zip(w).zip(b) {
+        *v = (*v - mean) * inv * w + b;
+    }
+}
+
+/// `e^x` for `x <= 0` (all this file needs: softmax after max-subtraction, and `-a^2` in erf),
+/// branch-free so loops over it vectorise. Range reduction to `2^i * 2^f`, `f` in [-0.5, 0.5],
+/// with a degree-6 polynomial for `2^f`: relative error below 2e-7, like libm's `expf` in f32.
+#[inline(always)]
+fn exp_neg(x: f32) -> f32 {
+    let x = x.max(-87.0);
+    let t = x * std::f32::consts::LOG2_E;
+    let i = t.round();
+    let f = t - i;
+    // 2^f = e^(f ln2), Taylor terms to degree 6.
+    let y = f * std::f32::consts::LN_2;
+    let p = 1.0
+        + y * (1.0
+            + y * (0.5
+                + y * (1.0 / 6.0 + y * (1.0 / 24.0 + y * (1.0 / 120.0 + y * (1.0 / 720.0))))));
+    f32::from_bits(((i as i32 + 127) as u32) << 23) * p
+}
+
+/// erf by Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7, below f32 resolution of GELU's output).
+#[inline(always)]
+fn erf(x: f32) -> f32 {
+    let a = x.abs();
+    let t = 1.0 / (1.0 + 0.327_591_1 * a);
+    let y = 1.0
+        - (((((1.061_405_4 * t - 1.453_152_1) * t) + 1.421_413_7) * t - 0.284_496_74) * t
+            + 0.254_829_6)
+            * t
+            * exp_neg(-a * a);
+    y.copysign(x)
+}
+
+fn gelu_in_place(v: &mut [f32]) {
+    for x in v {
+        *x = 0.5 * *x * (1.0 + erf(*x * std::f32::consts::FRAC_1_SQRT_2));
+    }
+}
+
+/// A dot product in 8 independent lanes (so it vectorises), summed in a fixed order.
+#[inline(always)]
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut lanes = [0f32; 8];
+    let chunks = a.len() / 8;
+    for c in 0..chunks {
+        for l in 0..8 {
+            lanes[l] += a[c * 8 + l] * b[c * 8 + l];
+        }
+    }
+    let mut sum = lanes.iter().sum::<f32>();
+    for i in chunks * 8..a.len() {
+        sum += a[i] * b[i];
+    }
+    sum
+}
+
+/// Attention of one text's tokens (rows `[start, start + len)` of `qkv`) for one head,
+/// written to the head's columns of `ctx`.
+#[allow(clippy::too_many_arguments)] // one head of one text: all of it is needed, nothing groups
+fn attend(
+    qkv: &[f32],
+    start: usize,
+    len: usize,
+    head: usize,
+    hd: usize,
+    h: usize,
+    out: &mut [f32],
+    scores: &mut Vec<f32>,
+) {
+    let stride = 3 * h;
+    let scale = 1.0 / (hd as f32).sqrt();
+    let q = |i: usize| &qkv[(start + i) * stride + head * hd..][..hd];
+    let k = |j: usize| &qkv[(start + j) * stride + h + head * hd..][..hd];
+    let v = |j: usize| &qkv[(start + j) * stride + 2 * h + head * hd..][..hd];
+    scores.resize(len, 0.0);
+    for i in 0..len {
+        let qi = q(i);
+        let mut max = f32::NEG_INFINITY;
+        for (j, s) in scores.iter_mut().enumerate() {
+            *s = dot(qi, k(j)) * scale;
+            max = max.max(*s);
+        }
+        let mut sum = 0.0;
+        for s in scores.iter_mut() {
+            *s = exp_neg(*s - max);
+            sum += *s;
+        }
+        let inv = 1.0 / sum;
+        let o = &mut out[i * h + head * hd..][..hd];
+        o.fill(0.0);
+        for (j, s) in scores.iter().enumerate() {
+            let p = s * inv;
+            for (acc, vv) in o.iter_mut().zip(v(j)) {
+                *acc += p * vv;
+            }
+        }
+    }
+}
+
+impl FastLayers {
+    /// Runs every layer on `x` (`[tokens, hidden]`, embeddings already normalised), where the
+    /// texts are the consecutive row ranges of `lens`. `x` ends as the last hidden states.
+    pub fn forward(&self, x: &mut Vec<f32>, lens: &[usize]) {
+        let h = self.hidden;
+        let heads = self.heads;
+        let hd = h / heads;
+        let tokens: usize = lens.iter().sum();
+        let starts: Vec<usize> = lens
+            .iter()
+            .scan(0, |s, &l| {
+                let o = *s;
+                *s += l;
+                Some(o)
+            })
+            .collect();
+        SCRATCH.with(|cell| {
+            let mut guard = cell.borrow_mut();
+            let s = &mut *guard;
+            for layer in &self.layers {
+                linear(&layer.qkv, x, tokens, &mut s.qkv);
+                s.ctx.clear();
+                s.ctx.resize(tokens * h, 0.0);
+                let work: usize = lens.iter().map(|l| l * l).sum::<usize>() * h;
+                if work >= 200_000 && rayon::current_num_threads() > 1 {
+                    // One task per (text, head); each writes its own columns of its own rows.
+                    let qkv = &s.qkv;
+                    let jobs: Vec<(usize, usize, usize)> = starts
+                        .iter()
+                        .zip(lens)
+                        .flat_map(|(&st, &l)| (0..heads).map(move |hh| (st, l, hh)))
+                        .collect();
+                    let results: Vec<Vec<f32>> = jobs
+                        .par_iter()
+                        .map(|&(st, l, hh)| {
+                            let mut out = vec![0f32; l * h];
+                            let mut sc = Vec::new();
+                            attend(qkv, st, l, hh, hd, h, &mut out, &mut sc);
+                            out
+                        })
+                        .collect();
+                    for (&(st, l, hh), out) in jobs.iter().zip(results) {
+                        for i in 0..l {
+                            s.ctx[(st + i) * h + hh * hd..][..hd]
+                                .copy_from_slice(&out[i * h + hh * hd..][..hd]);
+                        }
+                    }
+                } else {
+                    let mut sc = Vec::new();
+                    for (&st, &l) in starts.iter().zip(lens) {
+                        for hh in 0..heads {
+                            attend(
+                                &s.qkv,
+                                st,
+                                l,
+                                hh,
+                                hd,
+                                h,
+                                &mut s.ctx[st * h..(st + l) * h],
+                                &mut sc,
+                            );
+                        }
+                    }
+                }
+                linear(&layer.attn_out, &s.ctx, tokens, &mut s.tmp);
+                add_layer_norm(&mut s.tmp, x, &layer.attn_norm, h, self.eps);
+                std::mem::swap(x, &mut s.tmp);
+                linear(&layer.ffn_in, x, tokens, &mut s.mid);
+                gelu_in_place(&mut s.mid);
+                linear(&layer.ffn_out, &s.mid, tokens, &mut s.tmp);
+                add_layer_norm(&mut s.tmp, x, &layer.ffn_norm, h, self.eps);
+                std::mem::swap(x, &mut s.tmp);
+            }
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exp_neg_is_as_accurate_as_f32_exp() {
+        for i in 0..=2000 {
+            let x = -(i as f32) * 0.05;
+            let (got, want) = (exp_neg(x), x.exp());
+            assert!((got - want).abs() <= want * 6e-7 + 1e-38, "exp({x}) = {got}, want {want}");
+        }
+        assert_eq!(exp_neg(-1000.0), exp_neg(-87.0));
+    }
+
+    #[test]
+    fn erf_matches_known_values() {
+        for (x, want) in [
+            (0.0f32, 0.0f32),
+            (0.5, 0.520_499_9),
+            (1.0, 0.842_700_8),
+            (-2.0, -0.995_322_3),
+            (4.0, 1.0),
+        ] {
+            assert!((erf(x) - want).abs() < 3e-7, "erf({x}) = {} not {want}", erf(x));
+        }
+    }
+
+    #[test]
+    fn dense_linear_matches_naive_and_concat_stacks_outputs() {
+        let (n, k, m) = (5, 3, 4);
+        let w: Vec<f32> = (0..n * k).map(|i| (i as f32 * 0.37).sin()).collect();
+        let b: Vec<f32> = (0..n).map(|i| i as f32 * 0.1).collect();
+        let x: Vec<f32> = (0..m * k).map(|i| (i as f32 * 0.11).cos()).collect();
+        let lin = DenseLinear::from_hf(&w, b.clone(), n, k).pack();
+        let mut out = Vec::new();
+        lin.forward(&x, m, &mut out, 1);
+        for r in 0..m {
+            for c in 0..n {
+                let want: f32 = (0..k).map(|i| x[r * k + i] * w[c * k + i]).sum::<f32>() + b[c];
+                assert!((out[r * n + c] - want).abs() < 1e-5);
+            }
+        }
+        let both = DenseLinear::concat(&[
+            DenseLinear::from_hf(&w, b.clone(), n, k),
+            DenseLinear::from_hf(&w, b, n, k),
+        ])
+        .pack();
+        let mut out2 = Vec::new();
+        both.forward(&x, m, &mut out2, 2);
+        for r in 0..m {
+            for c in 0..n {
+                assert!((out2[r * 2 * n + c] - out[r * n + c]).abs() < 1e-6);
+                assert!((out2[r * 2 * n + n + c] - out[r * n + c]).abs() < 1e-6);
+            }
+        }
+    }
+}
