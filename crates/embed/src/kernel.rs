@@ -17,6 +17,16 @@ use std::sync::OnceLock;
 /// Columns per packed panel (the widest kernel's; narrower kernels walk half-panels).
 pub const PANEL: usize = 32;
 
+/// Inputs per block: a block of one panel (KC x 32 floats, 16 KiB) stays in L1 while every
+/// tile of rows reads it; each output's sum still runs over k in ascending order.
+const KC: usize = 128;
+
+thread_local! {
+    /// Per-thread accumulators of one panel, one row per input row.
+    static ACC32: std::cell::RefCell<Vec<[f32; PANEL]>> = const { std::cell::RefCell::new(Vec::new()) };
+    static ACC16: std::cell::RefCell<Vec<[f32; 16]>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// A weight matrix packed for [`matmul`].
 pub struct PackedLinear {
     packed: Vec<f32>,
@@ -51,6 +61,11 @@ fn isa() -> Isa {
         }
         Isa::Scalar
     })
+}
+
+/// Whether the CPU has AVX2 and FMA (and they are not switched off by `SWITCHYARD_KERNEL`).
+pub(crate) fn has_avx2_fma() -> bool {
+    matches!(isa(), Isa::Avx2 | Isa::Avx512)
 }
 
 /// The kernel in use, for reports: `avx512`, `avx2` or `scalar`.
@@ -217,130 +232,116 @@ fn panel_scalar(
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::PANEL;
+    use super::{KC, PANEL};
     use std::arch::x86_64::*;
 
-    /// A tile of R rows x 32 columns, accumulators in 2R zmm registers.
+    /// Adds `x[R rows, kc] * w[kc, 32]` into `acc` (R rows of 32), in zmm registers.
     ///
     /// # Safety
-    /// `x` points to R rows of `k` floats, `w` to `k * PANEL` floats, and the CPU has avx512f.
+    /// `x` points to R rows of at least `kc` floats at stride `ldx`, `w` to `kc * PANEL`
+    /// floats, and the CPU has avx512f.
     #[target_feature(enable = "avx512f")]
     unsafe fn tile_avx512<const R: usize>(
         x: *const f32,
-        k: usize,
+        ldx: usize,
+        kc: usize,
         w: *const f32,
-        bias: &[f32; PANEL],
-        out: &mut [[f32; PANEL]; R],
+        acc: &mut [[f32; PANEL]],
     ) {
-        // SAFETY: bias is 32 floats.
-        let (b0, b1) =
-            unsafe { (_mm512_loadu_ps(bias.as_ptr()), _mm512_loadu_ps(bias.as_ptr().add(16))) };
-        let mut acc = [[b0, b1]; R];
-        for kk in 0..k {
-            // SAFETY: w holds k*PANEL floats; x holds R rows of k floats.
-            let w0 = unsafe { _mm512_loadu_ps(w.add(kk * PANEL)) };
-            // SAFETY: in bounds, see the function's safety note.
-            let w1 = unsafe { _mm512_loadu_ps(w.add(kk * PANEL + 16)) };
-            for (r, a) in acc.iter_mut().enumerate() {
-                // SAFETY: in bounds, see the function's safety note.
-                let xv = _mm512_set1_ps(unsafe { *x.add(r * k + kk) });
-                a[0] = _mm512_fmadd_ps(xv, w0, a[0]);
-                a[1] = _mm512_fmadd_ps(xv, w1, a[1]);
+        let mut a = [[_mm512_setzero_ps(); 2]; R];
+        for (r, reg) in a.iter_mut().enumerate() {
+            // SAFETY: acc has R rows of 32 floats.
+            unsafe {
+                reg[0] = _mm512_loadu_ps(acc[r].as_ptr());
+                reg[1] = _mm512_loadu_ps(acc[r].as_ptr().add(16));
             }
         }
-        for (o, a) in out.iter_mut().zip(acc) {
-            // SAFETY: o is 32 floats.
+        for kk in 0..kc {
+            // SAFETY: kk < kc, so both 16-float loads lie in w's kc * PANEL floats.
+            let (w0, w1) = unsafe {
+                (_mm512_loadu_ps(w.add(kk * PANEL)), _mm512_loadu_ps(w.add(kk * PANEL + 16)))
+            };
+            for (r, reg) in a.iter_mut().enumerate() {
+                // SAFETY: row r < R, column kk < kc.
+                let xv = _mm512_set1_ps(unsafe { *x.add(r * ldx + kk) });
+                reg[0] = _mm512_fmadd_ps(xv, w0, reg[0]);
+                reg[1] = _mm512_fmadd_ps(xv, w1, reg[1]);
+            }
+        }
+        for (r, reg) in a.iter().enumerate() {
+            // SAFETY: acc has R rows of 32 floats.
             unsafe {
-                _mm512_storeu_ps(o.as_mut_ptr(), a[0]);
-                _mm512_storeu_ps(o.as_mut_ptr().add(16), a[1]);
+                _mm512_storeu_ps(acc[r].as_mut_ptr(), reg[0]);
+                _mm512_storeu_ps(acc[r].as_mut_ptr().add(16), reg[1]);
             }
         }
     }
 
-    /// A tile of R rows x 16 columns (one half-panel), accumulators in 2R ymm registers.
+    /// Adds `x[R rows, kc] * w[kc, 16 of 32]` into `acc` (R rows of 16), in ymm registers.
     ///
     /// # Safety
-    /// `x` points to R rows of `k` floats, `w` to `k * PANEL` floats read 16 at a time,
-    /// `bias` to 16 floats, and the CPU has avx2 and fma.
+    /// `x` points to R rows of at least `kc` floats at stride `ldx`, `w` to `kc * PANEL`
+    /// floats read 16 at a time, and the CPU has avx2 and fma.
     #[target_feature(enable = "avx2,fma")]
     unsafe fn tile_avx2<const R: usize>(
         x: *const f32,
-        k: usize,
+        ldx: usize,
+        kc: usize,
         w: *const f32,
-        bias: *const f32,
-        out: &mut [[f32; 16]; R],
+        acc: &mut [[f32; 16]],
     ) {
-        // SAFETY: bias has 16 floats from here; w holds k*PANEL floats read at
-        // stride PANEL; x holds R rows of k floats.
-        // SAFETY: in bounds, see the function's safety note.
-        let b0 = unsafe { _mm256_loadu_ps(bias) };
-        // SAFETY: in bounds, see the function's safety note.
-        let b1 = unsafe { _mm256_loadu_ps(bias.add(8)) };
-        let mut acc = [[b0, b1]; R];
-        for kk in 0..k {
-            // SAFETY: in bounds, see the function's safety note.
-            let w0 = unsafe { _mm256_loadu_ps(w.add(kk * PANEL)) };
-            // SAFETY: in bounds, see the function's safety note.
-            let w1 = unsafe { _mm256_loadu_ps(w.add(kk * PANEL + 8)) };
-            for (r, a) in acc.iter_mut().enumerate() {
-                // SAFETY: in bounds, see the function's safety note.
-                let xv = _mm256_set1_ps(unsafe { *x.add(r * k + kk) });
-                a[0] = _mm256_fmadd_ps(xv, w0, a[0]);
-                a[1] = _mm256_fmadd_ps(xv, w1, a[1]);
+        let mut a = [[_mm256_setzero_ps(); 2]; R];
+        for (r, reg) in a.iter_mut().enumerate() {
+            // SAFETY: acc has R rows of 16 floats.
+            unsafe {
+                reg[0] = _mm256_loadu_ps(acc[r].as_ptr());
+                reg[1] = _mm256_loadu_ps(acc[r].as_ptr().add(8));
             }
         }
-        for (o, a) in out.iter_mut().zip(acc) {
-            // SAFETY: o is 16 floats.
-            unsafe {
-                _mm256_storeu_ps(o.as_mut_ptr(), a[0]);
-                _mm256_storeu_ps(o.as_mut_ptr().add(8), a[1]);
-            }
-        }
-    }
-
-    fn padded_bias(bias: &[f32]) -> [f32; PANEL] {
-        let mut b = [0f32; PANEL];
-        b[..bias.len()].copy_from_slice(bias);
-        b
-    }
-
-    /// Stores `rows` of a tile's results into the output at row `r0`.
-    unsafe fn store<const W: usize>(
-        rows: &[[f32; W]],
-        r0: usize,
-        dst: *mut f32,
-        n: usize,
-        col: usize,
-        width: usize,
-    ) {
-        for (i, row) in rows.iter().enumerate() {
-            // SAFETY: the caller guarantees rows r0.. and columns col..col+width are in bounds.
-            unsafe {
-                std::ptr::copy_nonoverlapping(row.as_ptr(), dst.add((r0 + i) * n + col), width)
+        for kk in 0..kc {
+            // SAFETY: kk < kc, so both 8-float loads lie in this half of w's panel row.
+            let (w0, w1) = unsafe {
+                (_mm256_loadu_ps(w.add(kk * PANEL)), _mm256_loadu_ps(w.add(kk * PANEL + 8)))
             };
+            for (r, reg) in a.iter_mut().enumerate() {
+                // SAFETY: row r < R, column kk < kc.
+                let xv = _mm256_set1_ps(unsafe { *x.add(r * ldx + kk) });
+                reg[0] = _mm256_fmadd_ps(xv, w0, reg[0]);
+                reg[1] = _mm256_fmadd_ps(xv, w1, reg[1]);
+            }
+        }
+        for (r, reg) in a.iter().enumerate() {
+            // SAFETY: acc has R rows of 16 floats.
+            unsafe {
+                _mm256_storeu_ps(acc[r].as_mut_ptr(), reg[0]);
+                _mm256_storeu_ps(acc[r].as_mut_ptr().add(8), reg[1]);
+            }
         }
     }
 
-    macro_rules! run_tiles {
-        ($tile:ident, $full:literal, $x:ident, $m:ident, $k:ident, $w:expr, $bias:expr, $width:literal, $emit:expr) => {{
-            let mut r0 = 0;
-            while r0 < $m {
-                let left = $m - r0;
-                // SAFETY: row offset r0 < m keeps the row pointer inside x.
-                let xp = unsafe { $x.as_ptr().add(r0 * $k) };
-                macro_rules! go {
-                    ($r:literal) => {{
-                        let mut out = [[0f32; $width]; $r];
-                        // SAFETY: the CPU feature was checked by the caller's dispatch.
-                        unsafe { $tile::<$r>(xp, $k, $w, $bias, &mut out) };
-                        $emit(&out[..], r0);
-                        r0 += $r;
-                    }};
-                }
-                if left >= $full {
-                    go!($full)
-                } else {
-                    match left {
+    /// Runs `$tile` over all rows in tiles of `$full` (then one smaller tile), for each block
+    /// of KC inputs: a weight block stays in L1 while every row tile uses it.
+    macro_rules! blocked {
+        ($tile:ident, $full:literal, $x:ident, $m:ident, $k:ident, $w:expr, $acc:ident) => {{
+            let mut kb = 0;
+            while kb < $k {
+                let kc = KC.min($k - kb);
+                // SAFETY: kb < k keeps the block inside the packed panel.
+                let wb = unsafe { $w.add(kb * PANEL) };
+                let mut r0 = 0;
+                while r0 < $m {
+                    // SAFETY: r0 < m and kb < k keep the pointer inside x.
+                    let xp = unsafe { $x.as_ptr().add(r0 * $k + kb) };
+                    let rows = &mut $acc[r0..];
+                    macro_rules! go {
+                        ($r:literal) => {{
+                            // SAFETY: the CPU feature was checked by the dispatch; rows has at
+                            // least $r rows; xp and wb are in bounds as above.
+                            unsafe { $tile::<$r>(xp, $k, kc, wb, rows) };
+                            r0 += $r;
+                        }};
+                    }
+                    match ($m - r0).min($full) {
                         1 => go!(1),
                         2 => go!(2),
                         3 => go!(3),
@@ -351,9 +352,11 @@ mod x86 {
                         8 => go!(8),
                         9 => go!(9),
                         10 => go!(10),
-                        _ => go!(11),
+                        11 => go!(11),
+                        _ => go!(12),
                     }
                 }
+                kb += KC;
             }
         }};
     }
@@ -371,12 +374,20 @@ mod x86 {
         col0: usize,
         width: usize,
     ) {
-        let b = padded_bias(bias);
-        let emit = |rows: &[[f32; PANEL]], r0: usize| {
-            // SAFETY: rows r0..r0+len < m and columns col0..col0+width < n.
-            unsafe { store(rows, r0, dst, n, col0, width) }
-        };
-        run_tiles!(tile_avx512, 12, x, m, k, w.as_ptr(), &b, 32, emit);
+        super::ACC32.with(|cell| {
+            let mut acc = cell.borrow_mut();
+            acc.clear();
+            let mut b = [0f32; PANEL];
+            b[..width].copy_from_slice(bias);
+            acc.resize(m, b);
+            blocked!(tile_avx512, 12, x, m, k, w.as_ptr(), acc);
+            for (r, row) in acc.iter().enumerate() {
+                // SAFETY: row r < m and columns col0..col0+width < n lie in the output.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(row.as_ptr(), dst.add(r * n + col0), width)
+                };
+            }
+        });
     }
 
     #[allow(clippy::too_many_arguments)] // a kernel's full description; grouping would hide it
@@ -392,22 +403,29 @@ mod x86 {
         col0: usize,
         width: usize,
     ) {
-        let b = padded_bias(bias);
-        for half in 0..2 {
-            let c = half * 16;
-            if c >= width {
-                break;
+        super::ACC16.with(|cell| {
+            let mut acc = cell.borrow_mut();
+            for half in 0..2 {
+                let c = half * 16;
+                if c >= width {
+                    break;
+                }
+                let wd = (width - c).min(16);
+                let mut b = [0f32; 16];
+                b[..wd].copy_from_slice(&bias[c..c + wd]);
+                acc.clear();
+                acc.resize(m, b);
+                // SAFETY: the half-panel starts inside the packed panel.
+                let wp = unsafe { w.as_ptr().add(c) };
+                blocked!(tile_avx2, 6, x, m, k, wp, acc);
+                for (r, row) in acc.iter().enumerate() {
+                    // SAFETY: row r < m and columns col0+c..col0+c+wd < n lie in the output.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(row.as_ptr(), dst.add(r * n + col0 + c), wd)
+                    };
+                }
             }
-            let wd = (width - c).min(16);
-            // SAFETY: the half-panel starts inside the packed panel.
-            let wp = unsafe { w.as_ptr().add(c) };
-            let bp = b[c..].as_ptr();
-            let emit = |rows: &[[f32; 16]], r0: usize| {
-                // SAFETY: rows r0.. < m, columns col0+c..col0+c+wd < n.
-                unsafe { store(rows, r0, dst, n, col0 + c, wd) }
-            };
-            run_tiles!(tile_avx2, 6, x, m, k, wp, bp, 16, emit);
-        }
+        });
     }
 }
 
@@ -443,21 +461,24 @@ mod tests {
 
     #[test]
     fn every_shape_matches_the_naive_product_on_any_thread_count() {
-        for &(m, k, n) in &[(1, 3, 5), (7, 17, 40), (13, 64, 96), (25, 33, 70), (12, 8, 32)] {
+        for &(m, k, n) in
+            &[(1, 3, 5), (7, 17, 40), (13, 64, 96), (25, 33, 70), (12, 8, 32), (30, 300, 48)]
+        {
             let x: Vec<f32> = (0..m * k).map(|i| ((i * 7 % 13) as f32 - 6.0) / 7.0).collect();
             let w: Vec<f32> = (0..k * n).map(|i| ((i * 5 % 11) as f32 - 5.0) / 9.0).collect();
             let b: Vec<f32> = (0..n).map(|i| i as f32 / 10.0).collect();
             let want = naive(&x, &w, &b, m, k, n);
             let lin = PackedLinear::new(&w, b, k, n);
-            for threads in [1, 2, 3] {
-                let mut out = Vec::new();
-                lin.forward(&x, m, &mut out, threads);
-                for (i, (a, e)) in out.iter().zip(&want).enumerate() {
-                    assert!(
-                        (a - e).abs() < 1e-4,
-                        "{m}x{k}x{n} t{threads} [{i}]: {a} vs {e} ({})",
-                        kernel_name()
-                    );
+            for isa in available() {
+                for threads in [1, 2, 3] {
+                    let mut out = Vec::new();
+                    lin.forward_with(isa, &x, m, &mut out, threads);
+                    for (i, (a, e)) in out.iter().zip(&want).enumerate() {
+                        assert!(
+                            (a - e).abs() < 1e-4,
+                            "{m}x{k}x{n} {isa:?} t{threads} [{i}]: {a} vs {e}"
+                        );
+                    }
                 }
             }
         }
