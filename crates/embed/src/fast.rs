@@ -25,9 +25,9 @@ use crate::kernel::PackedLinear;
 use rayon::prelude::*;
 use std::cell::RefCell;
 
-/// `y = x W^T + b` with `W^T` stored `[k, n]` row-major.
+/// `y = x W^T + b` with `W` in Hugging Face layout, `[n, k]` row-major.
 pub(crate) struct DenseLinear {
-    w_t: Vec<f32>,
+    w: Vec<f32>,
     bias: Vec<f32>,
     k: usize,
     n: usize,
@@ -36,35 +36,26 @@ pub(crate) struct DenseLinear {
 impl DenseLinear {
     /// From a Hugging Face weight `[n, k]` (row-major) and bias `[n]`.
     pub fn from_hf(weight: &[f32], bias: Vec<f32>, n: usize, k: usize) -> Self {
-        let mut w_t = vec![0f32; k * n];
-        for r in 0..n {
-            for c in 0..k {
-                w_t[c * n + r] = weight[r * k + c];
-            }
-        }
-        Self { w_t, bias, k, n }
+        Self { w: weight.to_vec(), bias, k, n }
     }
 
-    /// Stacks layers that read the same input (Q, K, V) into one wider product.
+    /// Stacks layers that read the same input (Q, K, V) into one wider product: in `[n, k]`
+    /// layout that is appending rows.
     pub fn concat(parts: &[DenseLinear]) -> Self {
         let k = parts[0].k;
         let n: usize = parts.iter().map(|p| p.n).sum();
-        let mut w_t = vec![0f32; k * n];
+        let mut w = Vec::with_capacity(n * k);
         let mut bias = Vec::with_capacity(n);
-        let mut col = 0;
         for p in parts {
-            for r in 0..k {
-                w_t[r * n + col..r * n + col + p.n].copy_from_slice(&p.w_t[r * p.n..(r + 1) * p.n]);
-            }
+            w.extend_from_slice(&p.w);
             bias.extend_from_slice(&p.bias);
-            col += p.n;
         }
-        Self { w_t, bias, k, n }
+        Self { w, bias, k, n }
     }
 
     /// Packs the weight for the kernel.
     pub fn pack(self) -> PackedLinear {
-        PackedLinear::new(&self.w_t, self.bias, self.k, self.n)
+        PackedLinear::from_rows(&self.w, self.bias, self.n, self.k)
     }
 }
 

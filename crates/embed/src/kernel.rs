@@ -95,6 +95,21 @@ impl PackedLinear {
         Self { packed, bias, k, n }
     }
 
+    /// Packs a weight given in Hugging Face layout, `w[n, k]` row-major (each output's
+    /// weights contiguous), reading it in order: the cheap way at load time.
+    pub fn from_rows(w: &[f32], bias: Vec<f32>, n: usize, k: usize) -> Self {
+        let panels = n.div_ceil(PANEL);
+        let mut packed = vec![0f32; panels * k * PANEL];
+        for col in 0..n {
+            let (p, c) = (col / PANEL, col % PANEL);
+            let base = p * k * PANEL + c;
+            for (kk, &v) in w[col * k..(col + 1) * k].iter().enumerate() {
+                packed[base + kk * PANEL] = v;
+            }
+        }
+        Self { packed, bias, k, n }
+    }
+
     /// Input width.
     pub fn k(&self) -> usize {
         self.k
@@ -468,7 +483,9 @@ mod tests {
             let w: Vec<f32> = (0..k * n).map(|i| ((i * 5 % 11) as f32 - 5.0) / 9.0).collect();
             let b: Vec<f32> = (0..n).map(|i| i as f32 / 10.0).collect();
             let want = naive(&x, &w, &b, m, k, n);
-            let lin = PackedLinear::new(&w, b, k, n);
+            let lin = PackedLinear::new(&w, b.clone(), k, n);
+            let rows: Vec<f32> = (0..n * k).map(|i| w[(i % k) * n + i / k]).collect();
+            assert_eq!(PackedLinear::from_rows(&rows, b, n, k).packed, lin.packed);
             for isa in available() {
                 for threads in [1, 2, 3] {
                     let mut out = Vec::new();
