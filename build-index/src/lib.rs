@@ -264,6 +264,13 @@ pub fn build_bytes(
         .collect();
 
     let dim = info.dim;
+    // Tools without examples are probed by their names when deriving thresholds (not stored).
+    let tool_names: Option<Vec<f32>> = if catalog.tools.iter().any(|t| t.examples.is_empty()) {
+        let names: Vec<String> = catalog.tools.iter().map(|t| t.name_words()).collect();
+        Some(embed_all(embedder, &names, None)?.into_iter().flatten().collect())
+    } else {
+        None
+    };
     let spans_of =
         |v: &[(u32, u32)]| v.iter().map(|&(a, b)| (a as usize, b as usize)).collect::<Vec<_>>();
     let thresholds = derive_thresholds(
@@ -272,6 +279,7 @@ pub fn build_bytes(
         (&matrices[1], &spans_of(&skill_spans)),
         (&matrices[2], &spans_of(&mode_spans)),
         &matrices[3],
+        tool_names.as_deref(),
     );
 
     let meta = IndexMeta {

@@ -9,7 +9,11 @@
 //!   descriptions. The minimum score is `unrelated + 0.35 * (related - unrelated)`: a third of
 //!   the way from "about something else" to "a way of asking for this item". It sits low on
 //!   purpose: selection is capped by `max_results`, so recall matters more than precision.
-//!   Groups with too few items or no examples borrow the tools' figures.
+//!   Tools without examples are probed with their names instead (as words: "add agenda"), a
+//!   short query-like text, embedded at build time but not stored. Measured on metatool and
+//!   api_bank, which have no examples: comparing descriptions with descriptions instead set
+//!   e5-small's threshold above most real queries (recall@5 at threshold 0.31 and 0.12).
+//!   Groups with too few items borrow the tools' figures.
 //! - **Memory relevance** uses the tools' minimum (the same task-vs-short-text comparison).
 //! - **Injection**. *Ordinary* = for each tool description, its best score against any attack
 //!   pattern (catalog text is ordinary, instruction-like but benign); *attack* = for each
@@ -43,21 +47,33 @@ fn quantile(v: &mut [f32], q: f32) -> Option<f32> {
 /// an example against its own item's description, *unrelated* an example against every other
 /// item's description. (Description against description would mislead: descriptions share a
 /// template, and for e5 they score higher with each other than with their own examples.)
-/// Items without examples fall back to their description against other descriptions.
-fn group_scale(dim: usize, rows: &[f32], spans: &[(usize, usize)]) -> (Option<f32>, Option<f32>) {
+/// Items without examples use their name (as words, a short query-like text) as the probe when
+/// `names` (one row per item) is given, else their description against other descriptions.
+fn group_scale(
+    dim: usize,
+    rows: &[f32],
+    spans: &[(usize, usize)],
+    names: Option<&[f32]>,
+) -> (Option<f32>, Option<f32>) {
     let row = |i: usize| &rows[i * dim..(i + 1) * dim];
     let mut unrelated = Vec::new();
     let mut related = Vec::new();
     for (a, &(first, count)) in spans.iter().enumerate() {
-        let probes: Vec<usize> =
-            if count > 1 { (first + 1..first + count).collect() } else { vec![first] };
-        for &r in &probes {
-            if count > 1 {
-                related.push(dot(row(r), row(first)));
+        let probes: Vec<&[f32]> = if count > 1 {
+            (first + 1..first + count).map(row).collect()
+        } else if let Some(n) = names.filter(|n| n.len() >= (a + 1) * dim) {
+            vec![&n[a * dim..(a + 1) * dim]]
+        } else {
+            vec![row(first)]
+        };
+        let is_probe_text = count > 1 || names.is_some();
+        for p in probes {
+            if is_probe_text {
+                related.push(dot(p, row(first)));
             }
             for (b, other) in spans.iter().enumerate() {
                 if a != b {
-                    unrelated.push(dot(row(r), row(other.0)));
+                    unrelated.push(dot(p, row(other.0)));
                 }
             }
         }
@@ -76,22 +92,32 @@ pub fn derive_thresholds(
     skills: (&[f32], &[(usize, usize)]),
     modes: (&[f32], &[(usize, usize)]),
     attacks: &[f32],
+    tool_names: Option<&[f32]>,
 ) -> Thresholds {
-    let (tu, tr) = group_scale(dim, tools.0, tools.1);
+    let (tu, tr) = group_scale(dim, tools.0, tools.1, tool_names);
     // Without two tools there is nothing to measure; these defaults are MiniLM-like and only
     // matter for toy catalogs.
     let tool_unrelated = tu.unwrap_or(0.15);
     let tool_related = tr.unwrap_or(tool_unrelated + 0.5 * (1.0 - tool_unrelated));
-    let tool_min = min_score(tool_unrelated, tool_related);
+    // With neither examples nor names there is no measure of "related": the floor is then the
+    // unrelated mean itself.
+    let tool_min =
+        if tr.is_some() { min_score(tool_unrelated, tool_related) } else { tool_unrelated };
     let scaled = |(u, r): (Option<f32>, Option<f32>)| match (u, r) {
         (Some(u), Some(r)) => min_score(u, r),
-        (Some(u), None) => min_score(u, tool_related.max(u)),
+        (Some(u), None) => u,
         _ => tool_min,
     };
-    let skill_min =
-        if skills.1.len() >= 2 { scaled(group_scale(dim, skills.0, skills.1)) } else { tool_min };
-    let mode_min =
-        if modes.1.len() >= 2 { scaled(group_scale(dim, modes.0, modes.1)) } else { tool_min };
+    let skill_min = if skills.1.len() >= 2 {
+        scaled(group_scale(dim, skills.0, skills.1, None))
+    } else {
+        tool_min
+    };
+    let mode_min = if modes.1.len() >= 2 {
+        scaled(group_scale(dim, modes.0, modes.1, None))
+    } else {
+        tool_min
+    };
 
     let n_attacks = attacks.len() / dim.max(1);
     let attack = |i: usize| &attacks[i * dim..(i + 1) * dim];

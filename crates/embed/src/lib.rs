@@ -22,6 +22,12 @@ pub use crate::fingerprint::{Fingerprint, sha256_file, sha256_hex};
 pub use crate::hash_embedder::HashEmbedder;
 #[cfg(feature = "candle")]
 pub use crate::kernel::kernel_name;
+
+/// The matrix kernel in use: none without the `candle` feature (no transformer is compiled in).
+#[cfg(not(feature = "candle"))]
+pub fn kernel_name() -> &'static str {
+    "none"
+}
 pub use crate::model::{
     ModelFile, ModelInfo, ModelSourcePackage, ModelSpec, Pooling, ResolvedModel, SHORT_NAMES,
     WeightFormat, from_dir, model_search_dirs, resolve,

@@ -553,6 +553,11 @@ fn humanize(name: &str) -> String {
 }
 
 impl Tool {
+    /// The name as words: `run_tests` -> "run tests", `AddAgenda` -> "Add Agenda".
+    pub fn name_words(&self) -> String {
+        humanize(&self.name)
+    }
+
     /// The texts embedded for this tool, one row each: `"<name as words>: <description>"`, then
     /// each example as written. The name is included because it is often the best keyword.
     pub fn texts(&self) -> Vec<String> {
