@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use switchyard_embed::{Embedder, HashEmbedder};
 use switchyard_router::{
-    DropReason, ModeSource, RouteOptions, RouterBuilder, ScreenEntry, SelectedBy,
+    AnsweredBy, DropReason, ModeSource, RouteOptions, RouterBuilder, ScreenEntry, SelectedBy,
 };
 
 fn hash() -> Arc<dyn Embedder> {
@@ -402,4 +402,72 @@ fn heldout_examples_recall_minilm() {
 #[test]
 fn heldout_examples_recall_e5() {
     heldout_recall("e5-small", 0.5);
+}
+
+#[test]
+fn the_cascade_answers_easy_tasks_without_the_model_and_says_so() {
+    let Some(model) = model_or_skip("minilm") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let counting = Counting::new(model);
+    let path = build(&default_catalog(), counting.as_ref(), dir.path(), "d.idx");
+    let space_rows = {
+        let index = switchyard_format::Index::open(&path, &Default::default()).unwrap();
+        let space = index.static_space().expect("a real model's index carries a static table");
+        assert!(space.pieces.rows() > 100, "{} pieces", space.pieces.rows());
+        assert_eq!(space.tools.rows(), index.matrix(switchyard_format::SectionKind::Tools).rows());
+        space.pieces.rows()
+    };
+    let router = RouterBuilder::new(&path).build(counting.clone()).unwrap();
+    let before = counting.calls();
+
+    // Every word of this task is in the catalog and one tool stands out: no model run.
+    let d = router.route("commit my changes", &auto()).unwrap();
+    let check = d.cascade.clone().unwrap();
+    assert_eq!(d.answered_by, AnsweredBy::Static, "{check:?}");
+    assert!(check.accepted && check.coverage >= check.min_coverage && check.lead >= check.min_lead);
+    assert!(check.skills_clear);
+    assert_eq!(check.top_tool.as_deref(), Some("git_commit"));
+    assert!(d.tool_names().contains(&"git_commit"));
+    assert_eq!((d.metrics.embedding_calls, counting.calls()), (0, before));
+    assert!(d.embedding.is_none(), "no model embedding was made");
+    // Memory search still gets the model's embedding on demand, then from the cache.
+    assert_eq!(router.task_embedding("commit my changes").unwrap().len(), 384);
+    assert_eq!(counting.calls(), before + 1);
+
+    // A clear tool is not enough when the skills are a toss-up: the model answers.
+    let d = router.route("install the requests package", &auto()).unwrap();
+    let check = d.cascade.clone().unwrap();
+    assert!(check.lead >= check.min_lead && !check.skills_clear, "{check:?}");
+    assert_eq!(d.answered_by, AnsweredBy::Model);
+
+    // An ambiguous task goes to the model, and the check says why.
+    let d = router.route("what does this function do", &auto()).unwrap();
+    let check = d.cascade.clone().unwrap();
+    assert_eq!(d.answered_by, AnsweredBy::Model, "{check:?}");
+    assert!(!check.accepted && check.lead < check.min_lead, "{check:?}");
+    assert_eq!(d.metrics.embedding_calls, 1);
+
+    // Words the catalog never uses leave the table's coverage low: the model answers.
+    let d = router.route("zylophonic quasars bewilder ornithologists", &auto()).unwrap();
+    let check = d.cascade.clone().unwrap();
+    assert!(check.coverage < check.min_coverage, "{check:?}");
+    assert_eq!(d.answered_by, AnsweredBy::Model);
+
+    // Turned off, the cascade does not run; the answer for the easy task is the model's.
+    let off = RouterBuilder::new(&path).cascade(false).build(counting.clone()).unwrap();
+    let d = off.route("commit my changes", &auto()).unwrap();
+    assert_eq!((d.answered_by, d.cascade.is_none()), (AnsweredBy::Model, true));
+    assert!(d.tool_names().contains(&"git_commit"));
+    assert!(space_rows > 0);
+}
+
+#[test]
+fn a_hash_embedder_index_has_no_cascade_and_routes_as_before() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = build(&default_catalog(), hash().as_ref(), dir.path(), "x.idx");
+    let index = switchyard_format::Index::open(&path, &Default::default()).unwrap();
+    assert!(index.static_space().is_none(), "the hash stand-in has no vocabulary to distil");
+    let router = RouterBuilder::new(&path).build(hash()).unwrap();
+    let d = router.route("run the unit tests", &auto()).unwrap();
+    assert_eq!((d.answered_by, d.cascade.is_none()), (AnsweredBy::Model, true));
 }

@@ -17,8 +17,10 @@
 //! and batching, and nothing time- or host-dependent is written.
 #![deny(missing_docs)]
 
+mod cascade;
 mod thresholds;
 
+pub use crate::cascade::{DEFAULT_MARGIN, DEFAULT_MIN_COVERAGE};
 pub use crate::thresholds::derive_thresholds;
 
 use rayon::prelude::*;
@@ -265,22 +267,36 @@ pub fn build_bytes(
 
     let dim = info.dim;
     // Tools without examples are probed by their names when deriving thresholds (not stored).
-    let tool_names: Option<Vec<f32>> = if catalog.tools.iter().any(|t| t.examples.is_empty()) {
-        let names: Vec<String> = catalog.tools.iter().map(|t| t.name_words()).collect();
-        Some(embed_all(embedder, &names, None)?.into_iter().flatten().collect())
-    } else {
-        None
+    let name_texts: Option<Vec<String>> = catalog
+        .tools
+        .iter()
+        .any(|t| t.examples.is_empty())
+        .then(|| catalog.tools.iter().map(|t| t.name_words()).collect());
+    let tool_names: Option<Vec<f32>> = match &name_texts {
+        Some(names) => Some(embed_all(embedder, names, None)?.into_iter().flatten().collect()),
+        None => None,
     };
     let spans_of =
         |v: &[(u32, u32)]| v.iter().map(|&(a, b)| (a as usize, b as usize)).collect::<Vec<_>>();
+    let (tool_spans_u, skill_spans_u, mode_spans_u) =
+        (spans_of(&tool_spans), spans_of(&skill_spans), spans_of(&mode_spans));
     let thresholds = derive_thresholds(
         dim,
-        (&matrices[0], &spans_of(&tool_spans)),
-        (&matrices[1], &spans_of(&skill_spans)),
-        (&matrices[2], &spans_of(&mode_spans)),
+        (&matrices[0], &tool_spans_u),
+        (&matrices[1], &skill_spans_u),
+        (&matrices[2], &mode_spans_u),
         &matrices[3],
         tool_names.as_deref(),
     );
+    let cascade = cascade::distil(
+        embedder,
+        &cascade::Groups {
+            tools: (&groups[0], &tool_spans_u),
+            skills: (&groups[1], &skill_spans_u),
+            modes: (&groups[2], &mode_spans_u),
+            tool_names: name_texts.as_deref(),
+        },
+    )?;
 
     let meta = IndexMeta {
         model: ModelMeta {
@@ -314,6 +330,9 @@ pub fn build_bytes(
         w.matrix(kind, m)?;
     }
     w.strings(all).meta(&meta)?;
+    if let Some((rows, cascade)) = cascade {
+        w.cascade(rows, &cascade)?;
+    }
     Ok((w.to_bytes()?, meta, embed_ms))
 }
 
@@ -333,6 +352,7 @@ pub fn build_to_file(
         && let Ok(existing) = Index::open(out, &OpenOptions::new())
         && existing.meta().manifest_hash == hash
         && existing.header().fingerprint == embedder.fingerprint().0
+        && existing.header().version == switchyard_format::FORMAT_VERSION
     {
         return Ok(BuildOutcome::UpToDate { path: out.to_path_buf(), manifest_hash: hash });
     }

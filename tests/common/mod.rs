@@ -69,6 +69,12 @@ impl Embedder for Counting {
     fn count_tokens(&self, text: &str) -> switchyard_embed::Result<usize> {
         self.inner.count_tokens(text)
     }
+    fn piece_ids(&self, text: &str) -> switchyard_embed::Result<Option<Vec<u32>>> {
+        self.inner.piece_ids(text)
+    }
+    fn embed_pieces(&self, ids: &[u32]) -> switchyard_embed::Result<Vec<Vec<f32>>> {
+        self.inner.embed_pieces(ids)
+    }
 }
 
 /// An embedder with a model's identity that always fails, or sleeps past any budget.

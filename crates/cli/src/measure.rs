@@ -109,6 +109,10 @@ pub struct BenchArgs {
     /// Fresh processes timed for the cold start (0 skips it).
     #[arg(long, default_value_t = 5)]
     pub cold_runs: usize,
+    /// A JSONL file of {"task": ...} rows to time instead of the built-in 18 tasks (e.g.
+    /// manifests/cases.jsonl).
+    #[arg(long)]
+    pub tasks: Option<PathBuf>,
     /// Print the report as JSON (times in keys ending in `_ms`).
     #[arg(long)]
     pub json: bool,
@@ -303,7 +307,7 @@ fn flatten(value: &impl serde::Serialize) -> BTreeMap<String, serde_json::Value>
 
 fn stage_row(name: &str, s: &StageStats) {
     println!(
-        "{name:<14}{:>10.3}{:>10.3}{:>10.3}{:>10.3}{:>8}",
+        "{name:<22}{:>10.3}{:>10.3}{:>10.3}{:>10.3}{:>8}",
         s.p50_ms, s.p95_ms, s.p99_ms, s.mean_ms, s.samples
     );
 }
@@ -321,6 +325,7 @@ pub fn bench(a: BenchArgs) -> Result<()> {
         exe,
         model: model_name,
         cold_runs: a.cold_runs,
+        tasks: a.tasks,
     };
     let r: BenchReport = switchyard_eval::bench::run(&cfg, model)?;
     if a.json {
@@ -337,14 +342,17 @@ pub fn bench(a: BenchArgs) -> Result<()> {
         r.mean_task_tokens
     );
     println!(
-        "{:<14}{:>10}{:>10}{:>10}{:>10}{:>8}",
+        "{:<22}{:>10}{:>10}{:>10}{:>10}{:>8}",
         "stage", "p50_ms", "p95_ms", "p99_ms", "mean_ms", "n"
     );
     stage_row("embed", &r.embed);
     stage_row("route", &r.route);
+    stage_row("route_transformer", &r.route_transformer);
     stage_row("route_cached", &r.route_cached);
     stage_row("screen", &r.screen);
     stage_row("assemble", &r.assemble);
+    stage_row("assemble_transformer", &r.assemble_transformer);
+    println!("the cascade answered {:.0}% of the tasks statically", r.static_answered * 100.0);
     if let Some(c) = &r.cold_start {
         println!(
             "cold start     p50 {:.1} ms, min {:.1} ms ({} runs)",

@@ -223,4 +223,33 @@ impl Embedder for CandleEmbedder {
     fn count_tokens(&self, text: &str) -> Result<usize> {
         Ok(self.token_ids(text)?.len())
     }
+
+    fn piece_ids(&self, text: &str) -> Result<Option<Vec<u32>>> {
+        let enc = self.tokenizer.encode(text, false).map_err(|e| EmbedError::Tokenizer {
+            path: self.tokenizer_path.clone(),
+            message: e.to_string(),
+        })?;
+        Ok(Some(enc.get_ids().to_vec()))
+    }
+
+    fn embed_pieces(&self, ids: &[u32]) -> Result<Vec<Vec<f32>>> {
+        // The frame an empty text gets ([CLS] [SEP], or <s> "query:" </s> for e5): each piece
+        // goes in before the closing special token, as it would in a one-word text.
+        let frame = self.token_ids("")?;
+        let Some((&close, open)) = frame.split_last() else {
+            return Err(EmbedError::Tokenizer {
+                path: self.tokenizer_path.clone(),
+                message: "an empty text has no special tokens to frame a piece with".into(),
+            });
+        };
+        let mut out = Vec::with_capacity(ids.len());
+        // Large batches: with no padding, a forward over many 3-5 token texts keeps the matrix
+        // kernel busy on both cores.
+        for chunk in ids.chunks(8 * BATCH) {
+            let batch: Vec<Vec<u32>> =
+                chunk.iter().map(|&id| open.iter().copied().chain([id, close]).collect()).collect();
+            out.extend(self.forward_batch(&batch)?);
+        }
+        Ok(out)
+    }
 }

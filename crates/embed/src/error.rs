@@ -85,6 +85,16 @@ pub enum EmbedError {
         /// The underlying message.
         message: String,
     },
+    /// The embedder has no word-piece vocabulary (the hash stand-in), so no static table can
+    /// be distilled from it.
+    #[error(
+        "embedder {model} has no word-piece vocabulary, so no static (cascade) table can be \
+         distilled from it; use a real model or build without the cascade"
+    )]
+    NoVocabulary {
+        /// The embedder's display name.
+        model: String,
+    },
     /// A feature needed for this model was not compiled in.
     #[error(
         "model {name} needs the `{feature}` feature of switchyard-embed; rebuild with it enabled"

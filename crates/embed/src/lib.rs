@@ -22,6 +22,7 @@ pub use crate::fingerprint::{Fingerprint, sha256_file, sha256_hex};
 pub use crate::hash_embedder::HashEmbedder;
 #[cfg(feature = "candle")]
 pub use crate::kernel::kernel_name;
+pub use crate::static_table::{Coverage, StaticTable};
 
 /// The matrix kernel in use: none without the `candle` feature (no transformer is compiled in).
 #[cfg(not(feature = "candle"))]
@@ -50,6 +51,7 @@ mod hash_embedder;
 #[cfg(feature = "candle")]
 mod kernel;
 mod model;
+mod static_table;
 
 /// Turns texts into unit vectors. Implementations are `Send + Sync` so one loaded model serves
 /// every thread.
@@ -67,6 +69,21 @@ pub trait Embedder: Send + Sync {
 
     /// Number of model tokens of `text`, specials and prefix included (after truncation).
     fn count_tokens(&self, text: &str) -> Result<usize>;
+
+    /// The text's word-piece ids as the model's tokenizer splits it, without the prefix and
+    /// special tokens: the keys of a static table. `None` when the embedder has no vocabulary.
+    fn piece_ids(&self, text: &str) -> Result<Option<Vec<u32>>> {
+        let _ = text;
+        Ok(None)
+    }
+
+    /// Embeds each piece alone in the model's input frame (special tokens and prefix around
+    /// it), pooled and normalised like a text: the rows of a static table (the model2vec
+    /// distillation). Fails with [`EmbedError::NoVocabulary`] when there is no vocabulary.
+    fn embed_pieces(&self, ids: &[u32]) -> Result<Vec<Vec<f32>>> {
+        let _ = ids;
+        Err(EmbedError::NoVocabulary { model: self.info().name.clone() })
+    }
 
     /// The identity of the exact weights + tokenizer + pooling.
     fn fingerprint(&self) -> Fingerprint {

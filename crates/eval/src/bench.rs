@@ -3,10 +3,16 @@
 //!
 //! Stages, each timed per task over `iterations` rounds after one warm-up round:
 //! - `embed`: one task embedding (the model alone).
-//! - `route`: a routing decision including the embedding (cache off).
+//! - `route`: a routing decision as deployed (cache off): the cascade answers easy tasks from
+//!   the index's static table, the rest pay the embedding.
+//! - `route_transformer`: the same with the cascade off (every task through the model).
 //! - `route_cached`: a routing decision with the embedding cached: selection, mode, thresholds.
 //! - `screen`: batched screening of the fixed untrusted entries against the injection matrices.
-//! - `assemble`: a whole prompt assembly, embedding included (cache off).
+//! - `assemble` / `assemble_transformer`: a whole prompt assembly (cache off), with and without
+//!   the cascade.
+//!
+//! The task set is [`BENCH_TASKS`] unless a JSONL file of `{"task": ...}` rows is given (e.g.
+//! `manifests/cases.jsonl`).
 
 use crate::metrics::{percentile, round4};
 use crate::{Result, tools::ModelInfo};
@@ -18,7 +24,7 @@ use std::sync::Arc;
 use std::time::Instant;
 use switchyard::{AssembleOptions, AssemblerBuilder};
 use switchyard_embed::Embedder;
-use switchyard_router::{RouteOptions, RouterBuilder, Scratch, ScreenEntry};
+use switchyard_router::{AnsweredBy, RouteOptions, RouterBuilder, Scratch, ScreenEntry};
 
 /// The fixed tasks: short, medium and long, in six languages (about 8, 24 and 64 tokens).
 pub const BENCH_TASKS: &[&str] = &[
@@ -71,6 +77,13 @@ pub struct BenchConfig {
     pub model: String,
     /// Cold-start runs.
     pub cold_runs: usize,
+    /// A JSONL file of `{"task": ...}` rows to time instead of [`BENCH_TASKS`].
+    pub tasks: Option<PathBuf>,
+}
+
+#[derive(serde::Deserialize)]
+struct TaskRow {
+    task: String,
 }
 
 /// Latency distribution of one stage.
@@ -155,14 +168,22 @@ pub struct BenchReport {
     pub mean_task_tokens: f64,
     /// One embedding.
     pub embed: StageStats,
-    /// Routing with the embedding.
+    /// The task file, when not the built-in set.
+    pub tasks_file: Option<PathBuf>,
+    /// Share of tasks the cascade answered from its static table (in `route`, `assemble`).
+    pub static_answered: f64,
+    /// Routing as deployed (cascade on, embedding computed when it does not answer).
     pub route: StageStats,
+    /// Routing with the cascade off: the embedding every time.
+    pub route_transformer: StageStats,
     /// Routing from a cached embedding.
     pub route_cached: StageStats,
     /// Screening the fixed entries in one batch.
     pub screen: StageStats,
-    /// A whole assembly with the embedding.
+    /// A whole assembly as deployed (cascade on).
     pub assemble: StageStats,
+    /// A whole assembly with the cascade off.
+    pub assemble_transformer: StageStats,
     /// Process start to first decision.
     pub cold_start: Option<ColdStart>,
     /// Peak resident memory of this process, in MiB (Linux only).
@@ -180,11 +201,26 @@ fn time<T>(f: impl FnOnce() -> T) -> (T, f64) {
 /// Runs every stage.
 pub fn run(cfg: &BenchConfig, embedder: Arc<dyn Embedder>) -> Result<BenchReport> {
     let iterations = cfg.iterations.max(1);
+    let tasks: Vec<String> = match &cfg.tasks {
+        Some(path) => {
+            crate::jsonl::read_jsonl::<TaskRow>(path)?.into_iter().map(|r| r.task).collect()
+        }
+        None => BENCH_TASKS.iter().map(|t| t.to_string()).collect(),
+    };
+    if tasks.is_empty() {
+        return Err(crate::EvalError::Usage("the task file has no tasks".into()));
+    }
     let router = RouterBuilder::new(&cfg.index).cache_size(0).build(Arc::clone(&embedder))?;
-    let cached = RouterBuilder::new(&cfg.index).build(Arc::clone(&embedder))?;
-    let mut builder = AssemblerBuilder::new(&cfg.index);
-    builder.router().cache_size(0);
-    let assembler = builder.build(Arc::clone(&embedder))?;
+    let plain =
+        RouterBuilder::new(&cfg.index).cache_size(0).cascade(false).build(Arc::clone(&embedder))?;
+    let cached = RouterBuilder::new(&cfg.index).cascade(false).build(Arc::clone(&embedder))?;
+    let assembler_with = |cascade: bool| {
+        let mut builder = AssemblerBuilder::new(&cfg.index);
+        builder.router().cache_size(0).cascade(cascade);
+        builder.build(Arc::clone(&embedder)).map_err(Box::new)
+    };
+    let assembler = assembler_with(true).map_err(crate::EvalError::Assemble)?;
+    let plain_assembler = assembler_with(false).map_err(crate::EvalError::Assemble)?;
     let options = RouteOptions::default();
     let root = std::env::current_dir().ok();
     let assemble_options = AssembleOptions { root, ..AssembleOptions::default() };
@@ -196,15 +232,19 @@ pub fn run(cfg: &BenchConfig, embedder: Arc<dyn Embedder>) -> Result<BenchReport
         .map(|(t, v)| ScreenEntry { text: t, embedding: v })
         .collect();
 
-    let mut stages: [Vec<f64>; 5] = Default::default();
+    let mut stages: [Vec<f64>; 7] = Default::default();
     let mut by_task: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     let mut scratch = Scratch::default();
+    let mut static_answered = 0usize;
     // Round 0 warms caches (tokenizer, tiktoken tables, page cache) and is not recorded.
     for round in 0..=iterations {
-        for task in BENCH_TASKS {
+        for task in &tasks {
+            let task = task.as_str();
             let (r, embed_ms) = time(|| embedder.embed(task));
             r?;
             let (r, route_ms) = time(|| router.route_with(task, &options, &mut scratch));
+            let answered_static = r?.answered_by == AnsweredBy::Static;
+            let (r, plain_ms) = time(|| plain.route_with(task, &options, &mut scratch));
             r?;
             let (r, cached_ms) = time(|| cached.route_with(task, &options, &mut scratch));
             r?;
@@ -213,35 +253,50 @@ pub fn run(cfg: &BenchConfig, embedder: Arc<dyn Embedder>) -> Result<BenchReport
             let (r, assemble_ms) =
                 time(|| assembler.assemble(task, &assemble_options).map_err(Box::new));
             r.map_err(crate::EvalError::Assemble)?;
+            let (r, plain_assemble_ms) =
+                time(|| plain_assembler.assemble(task, &assemble_options).map_err(Box::new));
+            r.map_err(crate::EvalError::Assemble)?;
             if round == 0 {
+                static_answered += answered_static as usize;
                 continue;
             }
-            for (s, v) in
-                stages.iter_mut().zip([embed_ms, route_ms, cached_ms, screen_ms, assemble_ms])
-            {
+            for (s, v) in stages.iter_mut().zip([
+                embed_ms,
+                route_ms,
+                plain_ms,
+                cached_ms,
+                screen_ms,
+                assemble_ms,
+                plain_assemble_ms,
+            ]) {
                 s.push(v);
             }
             by_task.entry(short(task)).or_default().push(assemble_ms);
         }
     }
-    let tokens: usize = BENCH_TASKS.iter().map(|t| embedder.count_tokens(t).unwrap_or(0)).sum();
+    let tokens: usize = tasks.iter().map(|t| embedder.count_tokens(t).unwrap_or(0)).sum();
     let cold_start = match &cfg.exe {
         Some(exe) => Some(cold_start(exe, &cfg.index, &cfg.model, cfg.cold_runs.max(1))?),
         None => None,
     };
-    let [embed, route, route_cached, screen, assemble] = stages;
+    let [embed, route, route_transformer, route_cached, screen, assemble, assemble_transformer] =
+        stages;
     Ok(BenchReport {
         machine: machine(),
         model: ModelInfo::of(embedder.as_ref()),
         index: cfg.index.clone(),
-        tasks: BENCH_TASKS.len(),
+        tasks: tasks.len(),
+        tasks_file: cfg.tasks.clone(),
         iterations,
-        mean_task_tokens: round4(tokens as f64 / BENCH_TASKS.len() as f64),
+        mean_task_tokens: round4(tokens as f64 / tasks.len() as f64),
+        static_answered: round4(static_answered as f64 / tasks.len() as f64),
         embed: StageStats::of(&embed),
         route: StageStats::of(&route),
+        route_transformer: StageStats::of(&route_transformer),
         route_cached: StageStats::of(&route_cached),
         screen: StageStats::of(&screen),
         assemble: StageStats::of(&assemble),
+        assemble_transformer: StageStats::of(&assemble_transformer),
         cold_start,
         peak_rss_mib: peak_rss_mib(),
         assemble_p50_ms_by_task: by_task

@@ -50,7 +50,9 @@ pub fn cached_index(
     let fp = embedder.fingerprint().to_hex();
     let path = dir.join(format!("{}-{}.idx", &hash[..16], &fp[..16]));
     let up_to_date = Index::open(&path, &OpenOptions::new()).is_ok_and(|idx| {
-        idx.meta().manifest_hash == hash && idx.header().fingerprint == embedder.fingerprint().0
+        idx.meta().manifest_hash == hash
+            && idx.header().fingerprint == embedder.fingerprint().0
+            && idx.header().version == switchyard_format::FORMAT_VERSION
     });
     if !up_to_date {
         let report = |done: usize, all: usize| progress("build index", done, all);

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Instant;
 use switchyard_embed::Embedder;
 use switchyard_manifest::Catalog;
-use switchyard_router::{Decision, RouteOptions, RouterBuilder, Scratch, Selected};
+use switchyard_router::{AnsweredBy, Decision, RouteOptions, RouterBuilder, Scratch, Selected};
 
 /// One line of `cases.jsonl`.
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -53,6 +53,7 @@ struct Tally {
     with_skills: usize,
     skill_r3: f64,
     mode_ok: usize,
+    static_answered: usize,
 }
 
 impl Tally {
@@ -65,6 +66,7 @@ impl Tally {
         m.insert("tool_recall_selected".into(), per(self.tool_selected, self.with_tools).into());
         m.insert("skill_recall@3".into(), per(self.skill_r3, self.with_skills).into());
         m.insert("mode_accuracy".into(), per(self.mode_ok as f64, self.cases).into());
+        m.insert("static_answered".into(), per(self.static_answered as f64, self.cases).into());
         m
     }
 }
@@ -84,6 +86,8 @@ pub struct Miss {
     pub expected_mode: Option<String>,
     /// The mode chosen and how.
     pub got_mode: String,
+    /// Which signal answered (model or the cascade's static table).
+    pub answered_by: AnsweredBy,
     /// The top 5 tools chosen.
     pub got_tools: Vec<String>,
 }
@@ -99,10 +103,15 @@ pub struct CasesReport {
     pub model: ModelInfo,
     /// The index used.
     pub index: cache::CachedIndex,
-    /// All cases.
+    /// All cases, routed as deployed (the cascade answers easy tasks from its static table;
+    /// `static_answered` is the share it answered).
     pub overall: BTreeMap<String, serde_json::Value>,
-    /// Per language.
+    /// Per language, as deployed.
     pub per_lang: BTreeMap<String, BTreeMap<String, serde_json::Value>>,
+    /// All cases with the cascade off: every task through the model.
+    pub transformer_only: BTreeMap<String, serde_json::Value>,
+    /// Per language, cascade off.
+    pub transformer_only_per_lang: BTreeMap<String, BTreeMap<String, serde_json::Value>>,
     /// Cases with any miss.
     pub misses: Vec<Miss>,
     /// Where the time went.
@@ -171,6 +180,7 @@ pub fn eval_cases(
     validate(&cases, &catalog, &cfg.cases)?;
     let index = cache::cached_index(&catalog, embedder.as_ref(), &cfg.cache_dir, progress)?;
     let router = RouterBuilder::new(&index.path).build(Arc::clone(&embedder))?;
+    let plain = RouterBuilder::new(&index.path).cascade(false).build(Arc::clone(&embedder))?;
 
     let te = Instant::now();
     let texts: Vec<&str> = cases.iter().map(|c| c.task.as_str()).collect();
@@ -179,19 +189,59 @@ pub fn eval_cases(
 
     let tr = Instant::now();
     let mut scratch = Scratch::default();
-    let decisions: Vec<Decision> = cases
-        .iter()
-        .zip(vectors)
-        .map(|(c, v)| {
-            router.prime_cache(&c.task, v);
-            router.route_with(&c.task, &RouteOptions::default(), &mut scratch)
-        })
-        .collect::<std::result::Result<_, _>>()?;
+    let mut route_all = |router: &switchyard_router::Router| -> Result<Vec<Decision>> {
+        let mut out = Vec::with_capacity(cases.len());
+        for (c, v) in cases.iter().zip(&vectors) {
+            router.prime_cache(&c.task, v.clone());
+            out.push(router.route_with(&c.task, &RouteOptions::default(), &mut scratch)?);
+        }
+        Ok(out)
+    };
+    let decisions = route_all(&router)?;
+    let plain_decisions = route_all(&plain)?;
     let route_ms = tr.elapsed().as_secs_f64() * 1e3;
 
+    let (groups, misses) = tally(&cases, &decisions);
+    let (plain_groups, _) = tally(&cases, &plain_decisions);
+    let split = |groups: &BTreeMap<Option<String>, Tally>| {
+        let per_lang: BTreeMap<String, BTreeMap<String, serde_json::Value>> = groups
+            .iter()
+            .filter_map(|(k, g)| k.as_ref().map(|k| (k.clone(), g.to_map())))
+            .collect();
+        (groups[&None].to_map(), per_lang)
+    };
+    let (overall, per_lang) = split(&groups);
+    let (transformer_only, transformer_only_per_lang) = split(&plain_groups);
+    let total_ms = t0.elapsed().as_secs_f64() * 1e3;
+    Ok(CasesReport {
+        manifests: cfg.manifests.clone(),
+        cases_file: cfg.cases.clone(),
+        model: ModelInfo::of(embedder.as_ref()),
+        timings: EvalTimings {
+            build_ms: index.build_ms,
+            embed_ms,
+            route_ms,
+            bm25_ms: 0.0,
+            total_ms,
+            per_second: cases.len() as f64 / (total_ms / 1e3),
+        },
+        index,
+        overall,
+        per_lang,
+        transformer_only,
+        transformer_only_per_lang,
+        misses,
+    })
+}
+
+/// Per-group tallies (`None` = all cases) and the misses of one set of decisions.
+fn tally(
+    cases: &[CaseRow],
+    decisions: &[Decision],
+) -> (BTreeMap<Option<String>, Tally>, Vec<Miss>) {
     let mut groups: BTreeMap<Option<String>, Tally> = BTreeMap::new();
     let mut misses = Vec::new();
-    for (c, d) in cases.iter().zip(&decisions) {
+    for (c, d) in cases.iter().zip(decisions) {
         let tools = by_score(&d.tools);
         let skills = by_score(&d.skills);
         let mode_ok = d.mode == c.mode;
@@ -199,6 +249,7 @@ pub fn eval_cases(
             let g = groups.entry(key).or_default();
             g.cases += 1;
             g.mode_ok += mode_ok as usize;
+            g.static_answered += (d.answered_by == AnsweredBy::Static) as usize;
             if !c.tools.is_empty() {
                 g.with_tools += 1;
                 g.tool_r3 += recall(&tools, &c.tools, 3);
@@ -223,28 +274,9 @@ pub fn eval_cases(
                 expected_mode: (!mode_ok).then(|| c.mode.clone()),
                 got_mode: format!("{} ({:?})", d.mode, d.mode_source).to_lowercase(),
                 got_tools: tools.iter().take(5).map(|s| s.to_string()).collect(),
+                answered_by: d.answered_by,
             });
         }
     }
-    let overall = groups[&None].to_map();
-    let per_lang =
-        groups.iter().filter_map(|(k, g)| k.as_ref().map(|k| (k.clone(), g.to_map()))).collect();
-    let total_ms = t0.elapsed().as_secs_f64() * 1e3;
-    Ok(CasesReport {
-        manifests: cfg.manifests.clone(),
-        cases_file: cfg.cases.clone(),
-        model: ModelInfo::of(embedder.as_ref()),
-        timings: EvalTimings {
-            build_ms: index.build_ms,
-            embed_ms,
-            route_ms,
-            bm25_ms: 0.0,
-            total_ms,
-            per_second: cases.len() as f64 / (total_ms / 1e3),
-        },
-        index,
-        overall,
-        per_lang,
-        misses,
-    })
+    (groups, misses)
 }

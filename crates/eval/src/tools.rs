@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Instant;
 use switchyard_embed::Embedder;
 use switchyard_manifest::{Catalog, Tool};
-use switchyard_router::{RouteOptions, RouterBuilder, Scratch};
+use switchyard_router::{AnsweredBy, RouteOptions, RouterBuilder, Scratch};
 
 /// One line of `tools.jsonl` (other fields are ignored).
 #[derive(Debug, Clone, Deserialize)]
@@ -55,6 +55,11 @@ pub struct Compared {
     pub router: BTreeMap<String, serde_json::Value>,
     /// The router as deployed: only tools scoring at or above the index's `tool_min`.
     pub router_at_threshold: BTreeMap<String, serde_json::Value>,
+    /// The router with its cascade: easy queries ranked in the static space, the rest by the
+    /// model (every tool ranked, no threshold).
+    pub cascade: BTreeMap<String, serde_json::Value>,
+    /// The cascade as deployed: only tools at or above the threshold of the space that answered.
+    pub cascade_at_threshold: BTreeMap<String, serde_json::Value>,
     /// BM25 over name + description.
     pub bm25: BTreeMap<String, serde_json::Value>,
 }
@@ -72,6 +77,8 @@ pub struct ToolsReport {
     pub tool_min: f32,
     /// Mean number of tools at or above the threshold per query.
     pub mean_selected_at_threshold: f64,
+    /// Share of queries the cascade answered from its static table.
+    pub static_answered: f64,
     /// All queries.
     pub overall: Compared,
     /// Per `lang`, when rows have one.
@@ -213,11 +220,16 @@ pub fn eval_tools(
     }
 
     let index = cache::cached_index(&catalog, embedder.as_ref(), &cfg.cache_dir, progress)?;
-    let router = RouterBuilder::new(&index.path)
-        .max_tools(depth)
-        .max_results(depth)
-        .tool_min(Some(-1.0))
-        .build(Arc::clone(&embedder))?;
+    let builder = |cascade: bool| {
+        RouterBuilder::new(&index.path)
+            .max_tools(depth)
+            .max_results(depth)
+            .rank_all(true)
+            .cascade(cascade)
+            .build(Arc::clone(&embedder))
+    };
+    let router = builder(false)?;
+    let with_cascade = builder(true)?;
     let tool_min = router.index().meta().thresholds.tool_min;
     let build_ms = index.build_ms;
 
@@ -229,11 +241,22 @@ pub fn eval_tools(
     let tr = Instant::now();
     let mut scratch = Scratch::default();
     let options = RouteOptions::default();
-    let mut ranked_router: Vec<Vec<(String, f32)>> = Vec::with_capacity(rows.len());
+    // Per query: (ranking, threshold of the space that answered), model only and with cascade.
+    type Ranked = (Vec<(String, f32)>, f32);
+    let mut ranked: [Vec<Ranked>; 2] = [Vec::new(), Vec::new()];
+    let mut static_answered = 0usize;
     for (i, (row, v)) in rows.iter().zip(vectors).enumerate() {
-        router.prime_cache(&row.query, v);
-        let d = router.route_with(&row.query, &options, &mut scratch)?;
-        ranked_router.push(d.tools.into_iter().map(|s| (s.name, s.score)).collect());
+        for (r, out) in [&router, &with_cascade].into_iter().zip(ranked.iter_mut()) {
+            r.prime_cache(&row.query, v.clone());
+            let d = r.route_with(&row.query, &options, &mut scratch)?;
+            let min = if d.answered_by == AnsweredBy::Static {
+                static_answered += 1;
+                d.thresholds.tool_min
+            } else {
+                tool_min
+            };
+            out.push((d.tools.into_iter().map(|s| (s.name, s.score)).collect(), min));
+        }
         if i % 256 == 0 || i + 1 == rows.len() {
             progress("route", i + 1, rows.len());
         }
@@ -252,21 +275,24 @@ pub fn eval_tools(
         .collect();
     let bm25_ms = tb.elapsed().as_secs_f64() * 1e3;
 
-    let mut groups: BTreeMap<Option<String>, [RankingSummary; 3]> = BTreeMap::new();
-    let fresh = || [RankingSummary::new(&ks), RankingSummary::new(&ks), RankingSummary::new(&ks)];
+    fn lists((r, min): &(Vec<(String, f32)>, f32)) -> (Vec<&str>, Vec<&str>) {
+        let all = r.iter().map(|(n, _)| n.as_str()).collect();
+        let kept = r.iter().filter(|(_, s)| s >= min).map(|(n, _)| n.as_str()).collect();
+        (all, kept)
+    }
+    let mut groups: BTreeMap<Option<String>, [RankingSummary; 5]> = BTreeMap::new();
+    let fresh = || std::array::from_fn(|_| RankingSummary::new(&ks));
     let mut selected_total = 0usize;
     for (i, row) in rows.iter().enumerate() {
-        let all: Vec<&str> = ranked_router[i].iter().map(|(n, _)| n.as_str()).collect();
-        let kept: Vec<&str> = ranked_router[i]
-            .iter()
-            .filter(|(_, s)| *s >= tool_min)
-            .map(|(n, _)| n.as_str())
-            .collect();
+        let (all, kept) = lists(&ranked[0][i]);
+        let (c_all, c_kept) = lists(&ranked[1][i]);
         selected_total += kept.len();
         let scores = [
             score_query(&all, &row.gold, &ks),
             score_query(&kept, &row.gold, &ks),
             score_query(&ranked_bm25[i], &row.gold, &ks),
+            score_query(&c_all, &row.gold, &ks),
+            score_query(&c_kept, &row.gold, &ks),
         ];
         for key in [None, row.lang.clone()].into_iter().collect::<std::collections::BTreeSet<_>>() {
             let g = groups.entry(key).or_insert_with(fresh);
@@ -275,10 +301,12 @@ pub fn eval_tools(
             }
         }
     }
-    let compared = |g: &[RankingSummary; 3]| Compared {
+    let compared = |g: &[RankingSummary; 5]| Compared {
         router: g[0].to_map(),
         router_at_threshold: g[1].to_map(),
         bm25: g[2].to_map(),
+        cascade: g[3].to_map(),
+        cascade_at_threshold: g[4].to_map(),
     };
     let overall = compared(&groups[&None]);
     let per_lang =
@@ -298,6 +326,7 @@ pub fn eval_tools(
         mean_selected_at_threshold: crate::metrics::round4(
             selected_total as f64 / rows.len() as f64,
         ),
+        static_answered: crate::metrics::round4(static_answered as f64 / rows.len() as f64),
         index,
         overall,
         per_lang,

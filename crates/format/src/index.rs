@@ -2,7 +2,7 @@ use crate::layout::{
     ALIGN, Dtype, FORMAT_VERSION, HEADER_LEN, KNOWN_FLAGS, MAGIC, MAX_SECTIONS,
     OLDEST_SUPPORTED_VERSION, SECTION_ENTRY_LEN, SectionKind, stride_for,
 };
-use crate::{FormatError, IndexMeta, Result};
+use crate::{CascadeMeta, FormatError, IndexMeta, Result};
 use std::path::{Path, PathBuf};
 
 /// Options for [`Index::open`].
@@ -91,6 +91,7 @@ pub struct Index {
     header: Header,
     sections: Vec<Section>,
     meta: IndexMeta,
+    cascade: Option<CascadeMeta>,
 }
 
 impl std::fmt::Debug for Index {
@@ -152,6 +153,33 @@ impl<'a> MatrixView<'a> {
     pub fn is_empty(&self) -> bool {
         self.rows == 0
     }
+
+    /// Rows `first..first + count` as a matrix of their own (clamped to the rows there are).
+    pub fn slice_rows(&self, first: usize, count: usize) -> MatrixView<'a> {
+        let first = first.min(self.rows);
+        let count = count.min(self.rows - first);
+        MatrixView {
+            data: &self.data[first * self.stride..(first + count) * self.stride],
+            rows: count,
+            dim: self.dim,
+            stride: self.stride,
+        }
+    }
+}
+
+/// The static embedding space of an index with a cascade (see [`CascadeMeta`]).
+#[derive(Debug, Clone, Copy)]
+pub struct StaticSpace<'a> {
+    /// Piece ids, weights and static thresholds.
+    pub meta: &'a CascadeMeta,
+    /// One unit row per piece of `meta.piece_ids`.
+    pub pieces: MatrixView<'a>,
+    /// Static rows of the tools matrix, row for row.
+    pub tools: MatrixView<'a>,
+    /// Static rows of the skills matrix, row for row.
+    pub skills: MatrixView<'a>,
+    /// Static rows of the modes matrix, row for row.
+    pub modes: MatrixView<'a>,
 }
 
 impl Index {
@@ -185,9 +213,16 @@ impl Index {
         let meta_section = find(&path, &sections, SectionKind::Meta)?;
         let meta = IndexMeta::decode(slice(bytes, meta_section))
             .map_err(|message| FormatError::BadMeta { path: path.clone(), message })?;
-        let index = Self { path, storage, header, sections, meta };
+        let cascade = match sections.iter().find(|s| s.kind == SectionKind::Cascade) {
+            None => None,
+            Some(s) => Some(CascadeMeta::decode(slice(bytes, s)).map_err(|message| {
+                FormatError::BadMeta { path: path.clone(), message: format!("cascade: {message}") }
+            })?),
+        };
+        let index = Self { path, storage, header, sections, meta, cascade };
         index.check_strings()?;
         index.check_meta()?;
+        index.check_cascade()?;
         Ok(index)
     }
 
@@ -233,6 +268,23 @@ impl Index {
         // base, len == rows * stride * 4), so this cast cannot fail; fall back to empty anyway.
         let data: &[f32] = bytemuck::try_cast_slice(bytes).unwrap_or(&[]);
         MatrixView { data, rows: us(s.rows), dim, stride }
+    }
+
+    /// The cascade's static space, when the index was built with one.
+    pub fn static_space(&self) -> Option<StaticSpace<'_>> {
+        let meta = self.cascade.as_ref()?;
+        let rows = self.matrix(SectionKind::StaticRows);
+        let n = meta.piece_ids.len();
+        let t = self.matrix(SectionKind::Tools).rows();
+        let s = self.matrix(SectionKind::Skills).rows();
+        let m = self.matrix(SectionKind::Modes).rows();
+        Some(StaticSpace {
+            meta,
+            pieces: rows.slice_rows(0, n),
+            tools: rows.slice_rows(n, t),
+            skills: rows.slice_rows(n + t, s),
+            modes: rows.slice_rows(n + t + s, m),
+        })
     }
 
     /// Number of row texts in the strings section.
@@ -310,6 +362,52 @@ impl Index {
                 "last entry {prev} does not end the {} bytes of text",
                 text.len()
             )));
+        }
+        Ok(())
+    }
+
+    fn check_cascade(&self) -> Result<()> {
+        let bad = |message: String| FormatError::BadMeta {
+            path: self.path.clone(),
+            message: format!("cascade: {message}"),
+        };
+        let has_rows = self.sections.iter().any(|s| s.kind == SectionKind::StaticRows);
+        let Some(c) = &self.cascade else {
+            return if has_rows {
+                Err(bad("static_rows section without its cascade section".into()))
+            } else {
+                Ok(())
+            };
+        };
+        let rows = self.matrix(SectionKind::StaticRows).rows();
+        let want = c.piece_ids.len()
+            + [SectionKind::Tools, SectionKind::Skills, SectionKind::Modes]
+                .iter()
+                .map(|&k| self.matrix(k).rows())
+                .sum::<usize>();
+        if rows != want {
+            return Err(bad(format!(
+                "static_rows has {rows} rows, expected {want} ({} pieces + the tools, skills \
+                 and modes rows)",
+                c.piece_ids.len()
+            )));
+        }
+        if c.piece_weights.len() != c.piece_ids.len() {
+            return Err(bad(format!(
+                "{} piece weights for {} pieces",
+                c.piece_weights.len(),
+                c.piece_ids.len()
+            )));
+        }
+        if let Some(w) = c.piece_ids.windows(2).find(|w| w[0] >= w[1]) {
+            return Err(bad(format!("piece ids are not strictly ascending at {} {}", w[0], w[1])));
+        }
+        if let Some(w) = c.piece_weights.iter().find(|w| !w.is_finite() || **w < 0.0) {
+            return Err(bad(format!("piece weight {w} is not a finite non-negative number")));
+        }
+        let finite = [c.min_coverage, c.margin, c.thresholds.tool_min, c.thresholds.skill_min];
+        if finite.iter().any(|x| !x.is_finite()) {
+            return Err(bad("a threshold is not finite".into()));
         }
         Ok(())
     }

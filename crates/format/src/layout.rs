@@ -3,7 +3,7 @@
 /// The first 8 bytes of every index.
 pub const MAGIC: [u8; 8] = *b"SWYDIDX\0";
 /// The version this build writes.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 /// The oldest version this build reads.
 pub const OLDEST_SUPPORTED_VERSION: u32 = 1;
 /// Every section starts on a multiple of this many bytes.
@@ -39,11 +39,17 @@ pub enum SectionKind {
     StringOffsets,
     /// bincode-encoded [`crate::IndexMeta`].
     Meta,
+    /// f32 rows of the static (cascade) embedding space: the distilled word pieces, then one
+    /// row per tools, skills and modes row, in that order (optional; version 2 on).
+    StaticRows,
+    /// bincode-encoded [`crate::CascadeMeta`]: piece ids, weights and static thresholds
+    /// (present exactly when `StaticRows` is; version 2 on).
+    Cascade,
 }
 
 impl SectionKind {
     /// Every kind in file order.
-    pub const ALL: [SectionKind; 8] = [
+    pub const ALL: [SectionKind; 10] = [
         SectionKind::Tools,
         SectionKind::Skills,
         SectionKind::Modes,
@@ -52,6 +58,8 @@ impl SectionKind {
         SectionKind::Strings,
         SectionKind::StringOffsets,
         SectionKind::Meta,
+        SectionKind::StaticRows,
+        SectionKind::Cascade,
     ];
 
     /// The matrix kinds.
@@ -74,6 +82,8 @@ impl SectionKind {
             SectionKind::Strings => 6,
             SectionKind::StringOffsets => 7,
             SectionKind::Meta => 8,
+            SectionKind::StaticRows => 9,
+            SectionKind::Cascade => 10,
         }
     }
 
@@ -93,13 +103,15 @@ impl SectionKind {
             SectionKind::Strings => "strings",
             SectionKind::StringOffsets => "string_offsets",
             SectionKind::Meta => "meta",
+            SectionKind::StaticRows => "static_rows",
+            SectionKind::Cascade => "cascade",
         }
     }
 
     /// The element type this kind must have.
     pub fn dtype(self) -> Dtype {
         match self {
-            SectionKind::Strings | SectionKind::Meta => Dtype::U8,
+            SectionKind::Strings | SectionKind::Meta | SectionKind::Cascade => Dtype::U8,
             SectionKind::StringOffsets => Dtype::U32,
             _ => Dtype::F32,
         }

@@ -21,7 +21,9 @@
 //! `{kind u32, dtype u32, offset u64, len u64, rows u64, cols u32, stride u32, crc32 u32, reserved [u8; 20]}`.
 //! Kinds ([`SectionKind`]): `tools`, `skills`, `modes`, `injections`, `benign` (f32 matrices),
 //! `strings` (UTF-8 row texts), `string_offsets` (u32, n + 1 entries), `meta` (bincode
-//! [`IndexMeta`]). Sections are written in that order.
+//! [`IndexMeta`]), then, optional from version 2 on, `static_rows` (f32 matrix) and `cascade`
+//! (bincode [`CascadeMeta`]): the static embedding space of the router's cascade. Sections are
+//! written in that order. Version 1 files (no cascade) still open.
 //!
 //! **Payloads**: every offset is a multiple of 64; matrices are row-major f32 with `stride` =
 //! `dim` rounded up to 16 floats, so each row starts on a 64-byte boundary; all padding is zero.
@@ -67,12 +69,14 @@ compile_error!(
 );
 
 pub use crate::error::{FormatError, Result};
-pub use crate::index::{Header, Index, MatrixView, OpenOptions, Section};
+pub use crate::index::{Header, Index, MatrixView, OpenOptions, Section, StaticSpace};
 pub use crate::layout::{
     ALIGN, Dtype, FLAG_ROWS_NORMALISED, FORMAT_VERSION, HEADER_LEN, MAGIC, MAX_SECTIONS,
     OLDEST_SUPPORTED_VERSION, SECTION_ENTRY_LEN, SectionKind, align_up, stride_for,
 };
-pub use crate::meta::{IndexMeta, ItemMeta, ModeMeta, ModelMeta, PatternMeta, Thresholds};
+pub use crate::meta::{
+    CascadeMeta, IndexMeta, ItemMeta, ModeMeta, ModelMeta, PatternMeta, Thresholds,
+};
 pub use crate::writer::{IndexWriter, write_atomic};
 
 mod error;

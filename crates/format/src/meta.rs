@@ -114,23 +114,53 @@ pub struct IndexMeta {
     pub string_base: Vec<u32>,
 }
 
-impl IndexMeta {
-    /// bincode encoding.
-    pub fn encode(&self) -> crate::Result<Vec<u8>> {
-        bincode::serde::encode_to_vec(self, bincode::config::standard())
-            .map_err(|e| crate::FormatError::InvalidInput(format!("metadata does not encode: {e}")))
-    }
-
-    /// bincode decoding; the caller maps the error onto its path.
-    pub fn decode(bytes: &[u8]) -> std::result::Result<Self, String> {
-        let (meta, used) = bincode::serde::decode_from_slice::<Self, _>(
-            bytes,
-            bincode::config::standard().with_limit::<{ 64 << 20 }>(),
-        )
-        .map_err(|e| e.to_string())?;
-        if used != bytes.len() {
-            return Err(format!("{} trailing bytes", bytes.len() - used));
-        }
-        Ok(meta)
-    }
+/// The static embedding space of the cascade (the `cascade` section): a table of word pieces
+/// distilled from the model at build time, so an easy task can be routed without running it.
+///
+/// A text's static embedding is the L2-normalised sum of `weight * row` over its pieces found in
+/// `piece_ids`; pieces not in the table are skipped and lower the text's coverage. Rows live in
+/// the `static_rows` matrix: `piece_ids.len()` piece rows, then the static embedding of every
+/// tools, skills and modes row text, in that order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CascadeMeta {
+    /// Model token ids of the distilled pieces, strictly ascending (binary-searched).
+    pub piece_ids: Vec<u32>,
+    /// Weight of each piece (its inverse document frequency over the catalog's row texts).
+    pub piece_weights: Vec<f32>,
+    /// Thresholds of the static space, derived exactly as the model's are.
+    pub thresholds: Thresholds,
+    /// Smallest share of a task's pieces that must be in the table for a static answer.
+    pub min_coverage: f32,
+    /// Smallest lead of the best tool over the next, as a fraction of the static space's
+    /// related-unrelated spread, for a static answer.
+    pub margin: f32,
 }
+
+macro_rules! bincode_codec {
+    ($ty:ty, $what:literal) => {
+        impl $ty {
+            /// bincode encoding.
+            pub fn encode(&self) -> crate::Result<Vec<u8>> {
+                bincode::serde::encode_to_vec(self, bincode::config::standard()).map_err(|e| {
+                    crate::FormatError::InvalidInput(format!("{} does not encode: {e}", $what))
+                })
+            }
+
+            /// bincode decoding; the caller maps the error onto its path.
+            pub fn decode(bytes: &[u8]) -> std::result::Result<Self, String> {
+                let (meta, used) = bincode::serde::decode_from_slice::<Self, _>(
+                    bytes,
+                    bincode::config::standard().with_limit::<{ 64 << 20 }>(),
+                )
+                .map_err(|e| e.to_string())?;
+                if used != bytes.len() {
+                    return Err(format!("{} trailing bytes", bytes.len() - used));
+                }
+                Ok(meta)
+            }
+        }
+    };
+}
+
+bincode_codec!(IndexMeta, "metadata");
+bincode_codec!(CascadeMeta, "cascade metadata");

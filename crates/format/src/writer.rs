@@ -16,12 +16,20 @@ pub struct IndexWriter {
     matrices: BTreeMap<SectionKind, (usize, Vec<f32>)>,
     strings: Vec<String>,
     meta: Option<Vec<u8>>,
+    cascade: Option<Vec<u8>>,
 }
 
 impl IndexWriter {
     /// A writer for rows of width `dim`, stamped with a model fingerprint.
     pub fn new(dim: usize, fingerprint: [u8; 16]) -> Self {
-        Self { dim, fingerprint, matrices: BTreeMap::new(), strings: Vec::new(), meta: None }
+        Self {
+            dim,
+            fingerprint,
+            matrices: BTreeMap::new(),
+            strings: Vec::new(),
+            meta: None,
+            cascade: None,
+        }
     }
 
     /// Sets a matrix from `rows * dim` floats (row-major, unpadded). Rows must be unit length or
@@ -73,23 +81,35 @@ impl IndexWriter {
         Ok(self)
     }
 
+    /// Sets the cascade: its static rows (`rows * dim` floats, unit length or zero) and its
+    /// metadata. Both sections are written together or not at all.
+    pub fn cascade(&mut self, rows: Vec<f32>, meta: &crate::CascadeMeta) -> Result<&mut Self> {
+        self.matrix(SectionKind::StaticRows, rows)?;
+        self.cascade = Some(meta.encode()?);
+        Ok(self)
+    }
+
+    fn matrix_payload(&self, kind: SectionKind) -> Result<(SectionKind, Vec<u8>, u64, u32, u32)> {
+        let stride = stride_for(self.dim);
+        let (rows, data) = match self.matrices.get(&kind) {
+            Some((r, d)) => (*r, d.as_slice()),
+            None => (0, &[][..]),
+        };
+        let mut bytes = Vec::with_capacity(rows * stride * 4);
+        for row in data.chunks_exact(self.dim.max(1)) {
+            for x in row {
+                bytes.extend_from_slice(&x.to_le_bytes());
+            }
+            bytes.resize(bytes.len() + (stride - self.dim) * 4, 0);
+        }
+        Ok((kind, bytes, rows as u64, u32_of(self.dim)?, u32_of(stride)?))
+    }
+
     /// Serialises the whole file.
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
-        let stride = stride_for(self.dim);
         let mut payloads: Vec<(SectionKind, Vec<u8>, u64, u32, u32)> = Vec::new(); // kind, bytes, rows, cols, stride
         for kind in SectionKind::MATRICES {
-            let (rows, data) = match self.matrices.get(&kind) {
-                Some((r, d)) => (*r, d.as_slice()),
-                None => (0, &[][..]),
-            };
-            let mut bytes = Vec::with_capacity(rows * stride * 4);
-            for row in data.chunks_exact(self.dim.max(1)) {
-                for x in row {
-                    bytes.extend_from_slice(&x.to_le_bytes());
-                }
-                bytes.resize(bytes.len() + (stride - self.dim) * 4, 0);
-            }
-            payloads.push((kind, bytes, rows as u64, u32_of(self.dim)?, u32_of(stride)?));
+            payloads.push(self.matrix_payload(kind)?);
         }
         let mut text = Vec::new();
         let mut offsets = Vec::with_capacity((self.strings.len() + 1) * 4);
@@ -106,6 +126,10 @@ impl IndexWriter {
             .clone()
             .ok_or_else(|| FormatError::InvalidInput("metadata was not set".into()))?;
         payloads.push((SectionKind::Meta, meta, 0, 0, 0));
+        if let Some(cascade) = &self.cascade {
+            payloads.push(self.matrix_payload(SectionKind::StaticRows)?);
+            payloads.push((SectionKind::Cascade, cascade.clone(), 0, 0, 0));
+        }
 
         let count = payloads.len();
         let mut offset = align_up(HEADER_LEN + count * SECTION_ENTRY_LEN);

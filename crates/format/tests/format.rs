@@ -100,7 +100,92 @@ fn sample_writer() -> IndexWriter {
     ];
     w.strings(texts.iter().map(|s| s.to_string()).collect());
     w.meta(&sample_meta()).unwrap();
+    // Two pieces, then the 3 tools, 1 skill and 1 mode rows in the static space.
+    w.cascade(rows(&[8, 9, 10, 11, 12, 13, 14]), &sample_cascade()).unwrap();
     w
+}
+
+fn sample_cascade() -> CascadeMeta {
+    CascadeMeta {
+        piece_ids: vec![101, 2023],
+        piece_weights: vec![1.5, 0.25],
+        thresholds: sample_meta().thresholds,
+        min_coverage: 0.8,
+        margin: 0.25,
+    }
+}
+
+/// The message of opening a written index, without the path prefix and rebuild advice.
+fn cascade_err(w: &IndexWriter) -> String {
+    let e = Index::from_bytes(&w.to_bytes().unwrap(), &OpenOptions::new()).unwrap_err();
+    let m = e.to_string();
+    let start = m.find("(cascade: ").map(|i| i + 1).unwrap_or(0);
+    let end = m.rfind("); rebuild").unwrap_or(m.len());
+    m[start..end].to_string()
+}
+
+#[test]
+fn cascade_round_trips_as_views_over_one_matrix() {
+    let index =
+        Index::from_bytes(&sample_writer().to_bytes().unwrap(), &OpenOptions::new()).unwrap();
+    let space = index.static_space().unwrap();
+    assert_eq!(space.meta, &sample_cascade());
+    assert_eq!((space.pieces.rows(), space.tools.rows()), (2, 3));
+    assert_eq!((space.skills.rows(), space.modes.rows()), (1, 1));
+    assert_eq!(space.pieces.row(1), unit(9).as_slice());
+    assert_eq!(space.tools.row(0), unit(10).as_slice());
+    assert_eq!(space.modes.row(0), unit(14).as_slice());
+}
+
+#[test]
+fn an_index_without_cascade_has_no_static_space() {
+    let mut w = sample_writer();
+    let mut plain = IndexWriter::new(DIM, [0xab; 16]);
+    let rows = |seeds: &[u32]| seeds.iter().flat_map(|&s| unit(s)).collect::<Vec<f32>>();
+    for (k, seeds) in [
+        (SectionKind::Tools, &[1, 2, 3][..]),
+        (SectionKind::Skills, &[4]),
+        (SectionKind::Modes, &[5]),
+        (SectionKind::Injections, &[6]),
+        (SectionKind::Benign, &[7]),
+    ] {
+        plain.matrix(k, rows(seeds)).unwrap();
+    }
+    let texts: Vec<String> = (0..7).map(|i| format!("t{i}")).collect();
+    plain.strings(texts).meta(&sample_meta()).unwrap();
+    let index = Index::from_bytes(&plain.to_bytes().unwrap(), &OpenOptions::new()).unwrap();
+    assert!(index.static_space().is_none());
+    assert!(plain.to_bytes().unwrap().len() < w.to_bytes().unwrap().len());
+    // Same content, same bytes, cascade included.
+    assert_eq!(w.to_bytes().unwrap(), sample_writer().to_bytes().unwrap());
+    w.meta(&sample_meta()).unwrap();
+}
+
+#[test]
+fn cascade_rows_must_cover_pieces_and_items() {
+    let mut w = sample_writer();
+    let rows: Vec<f32> = (0..6).flat_map(unit).collect();
+    w.cascade(rows, &sample_cascade()).unwrap();
+    assert_eq!(
+        cascade_err(&w),
+        "cascade: static_rows has 6 rows, expected 7 (2 pieces + the tools, skills and modes rows)"
+    );
+}
+
+#[test]
+fn cascade_piece_ids_must_ascend_and_weights_match() {
+    let rows: Vec<f32> = (8..15).flat_map(unit).collect();
+    let mut w = sample_writer();
+    w.cascade(rows.clone(), &CascadeMeta { piece_ids: vec![2023, 101], ..sample_cascade() })
+        .unwrap();
+    assert_eq!(cascade_err(&w), "cascade: piece ids are not strictly ascending at 2023 101");
+    let mut w = sample_writer();
+    w.cascade(rows.clone(), &CascadeMeta { piece_weights: vec![1.0], ..sample_cascade() }).unwrap();
+    assert_eq!(cascade_err(&w), "cascade: 1 piece weights for 2 pieces");
+    let mut w = sample_writer();
+    w.cascade(rows, &CascadeMeta { piece_weights: vec![1.0, f32::NAN], ..sample_cascade() })
+        .unwrap();
+    assert_eq!(cascade_err(&w), "cascade: piece weight NaN is not a finite non-negative number");
 }
 
 /// One suite, two ways in: from bytes in memory and through mmap of a written file.
@@ -143,7 +228,8 @@ fn header_layout_matches_the_spec() {
     assert_eq!(u32::from_le_bytes(b[8..12].try_into().unwrap()), FORMAT_VERSION);
     assert_eq!(u32::from_le_bytes(b[12..16].try_into().unwrap()), 64);
     assert_eq!(u64::from_le_bytes(b[16..24].try_into().unwrap()), FLAG_ROWS_NORMALISED);
-    assert_eq!(u32::from_le_bytes(b[24..28].try_into().unwrap()), 8);
+    // 8 sections, plus static_rows and cascade.
+    assert_eq!(u32::from_le_bytes(b[24..28].try_into().unwrap()), 10);
     assert_eq!(u32::from_le_bytes(b[28..32].try_into().unwrap()), DIM as u32);
     assert_eq!(&b[32..48], &[0xab; 16]);
     assert_eq!(u64::from_le_bytes(b[48..56].try_into().unwrap()), b.len() as u64);
@@ -186,7 +272,7 @@ fn errors_are_distinct_and_verbatim() {
     b[8..12].copy_from_slice(&99u32.to_le_bytes());
     assert_eq!(
         open_err(&b),
-        "index <memory>: format version 99 is not supported (this build reads 1..=1); rebuild it with switchyard build-index"
+        "index <memory>: format version 99 is not supported (this build reads 1..=2); rebuild it with switchyard build-index"
     );
     let mut b = good.clone();
     b[28] ^= 1;

@@ -50,6 +50,44 @@ pub enum DropReason {
     OverCap,
 }
 
+/// Which signal the selection came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum AnsweredBy {
+    /// The transformer's embedding of the task (computed or cached).
+    Model,
+    /// The cascade's static embedding: the task's pieces looked up in the index's distilled
+    /// table, no transformer run.
+    Static,
+    /// Fail-open keyword overlap (the embedder failed or ran out of time).
+    Words,
+    /// Nothing semantic: chit-chat gets no tools.
+    Rules,
+}
+
+/// What the cascade saw, and why it did or did not answer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CascadeCheck {
+    /// Share of the task's word pieces found in the static table.
+    pub coverage: f32,
+    /// Coverage needed.
+    pub min_coverage: f32,
+    /// Best tool in the static space and its score.
+    pub top_tool: Option<String>,
+    /// Its static score.
+    pub top_score: f32,
+    /// Its lead over the next tool.
+    pub lead: f32,
+    /// Lead needed.
+    pub min_lead: f32,
+    /// Whether the skills are as clear: no skill clears the static skill threshold, or the
+    /// best leads the next by the lead needed.
+    pub skills_clear: bool,
+    /// Whether the static answer was taken.
+    pub accepted: bool,
+}
+
 /// A selected tool or skill.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Selected {
@@ -81,8 +119,10 @@ pub struct Dropped {
 /// Milliseconds spent per stage.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Timings {
-    /// Embedding the task (0 on a cache hit).
+    /// Embedding the task (0 on a cache hit), the cascade's check included.
     pub embed_ms: f64,
+    /// The cascade's static lookup (tokenize, sum, score); part of `embed_ms`.
+    pub static_ms: f64,
     /// Mode inference.
     pub mode_ms: f64,
     /// Tool and skill scoring and selection.
@@ -136,10 +176,16 @@ pub struct Decision {
     pub thresholds: AppliedThresholds,
     /// Set when the model failed or ran over budget and deterministic signals answered.
     pub fallback_reason: Option<String>,
+    /// Which signal answered: the model, the cascade's static table, keywords or rules.
+    pub answered_by: AnsweredBy,
+    /// The cascade's check, when it ran (not on a cache hit, for chit-chat, or without a
+    /// static table).
+    pub cascade: Option<CascadeCheck>,
     /// Counters and timings.
     pub metrics: Metrics,
-    /// The task's unit embedding, for the caller's other lookups (memory search): shared, so
-    /// the task is embedded once per call whatever consumes it.
+    /// The task's unit model embedding, for the caller's other lookups (memory search):
+    /// shared, so the task is embedded once per call whatever consumes it. `None` when the
+    /// cascade answered (see [`crate::Router::task_embedding`]) or the model failed.
     #[serde(skip)]
     pub embedding: Option<Arc<[f32]>>,
 }

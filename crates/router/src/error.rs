@@ -53,6 +53,12 @@ pub enum RouteError {
         /// The index width.
         expected: usize,
     },
+    /// The model could not embed the task.
+    #[error("task embedding failed: {message}")]
+    Embedding {
+        /// What went wrong (the embedder's message, or the budget it ran over).
+        message: String,
+    },
 }
 
 /// The result type of this crate.

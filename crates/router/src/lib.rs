@@ -18,8 +18,8 @@
 #![deny(missing_docs)]
 
 pub use crate::decision::{
-    AppliedThresholds, Decision, DropReason, Dropped, Metrics, ModeSource, Selected, SelectedBy,
-    Timings,
+    AnsweredBy, AppliedThresholds, CascadeCheck, Decision, DropReason, Dropped, Metrics,
+    ModeSource, Selected, SelectedBy, Timings,
 };
 pub use crate::error::{Result, RouteError};
 pub use crate::router::{RouteOptions, Router, RouterBuilder, Scratch};

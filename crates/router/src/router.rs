@@ -1,5 +1,6 @@
 use crate::decision::{
-    AppliedThresholds, Decision, DropReason, Dropped, Metrics, ModeSource, Selected, SelectedBy,
+    AnsweredBy, AppliedThresholds, CascadeCheck, Decision, DropReason, Dropped, Metrics,
+    ModeSource, Selected, SelectedBy,
 };
 use crate::kernels;
 use crate::keywords::{Keyword, words};
@@ -9,8 +10,8 @@ use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use switchyard_embed::Embedder;
-use switchyard_format::{Index, ItemMeta, OpenOptions, SectionKind};
+use switchyard_embed::{Embedder, StaticTable};
+use switchyard_format::{Index, ItemMeta, MatrixView, OpenOptions, SectionKind, Thresholds};
 
 /// Router settings. Every default is a setting, not a constant in code.
 #[derive(Debug, Clone)]
@@ -38,6 +39,13 @@ struct RouterConfig {
     near_misses: usize,
     /// Verify payload checksums on open.
     verify: bool,
+    /// Whether the cascade may answer from the index's static table.
+    cascade: bool,
+    /// Rank every item by score, thresholds ignored (evaluation).
+    rank_all: bool,
+    /// Overrides of the index's cascade settings.
+    cascade_min_coverage: Option<f32>,
+    cascade_margin: Option<f32>,
 }
 
 impl Default for RouterConfig {
@@ -56,6 +64,10 @@ impl Default for RouterConfig {
             semantic_modes: true,
             near_misses: 3,
             verify: true,
+            cascade: true,
+            rank_all: false,
+            cascade_min_coverage: None,
+            cascade_margin: None,
         }
     }
 }
@@ -107,6 +119,16 @@ impl RouterBuilder {
         semantic_modes: bool => semantic_modes);
     setter!(/// Verify index checksums on open (default true).
         verify_payload: bool => verify);
+    setter!(/// Whether easy tasks may be answered from the index's static table without running
+        /// the model (default true; needs an index built with a cascade).
+        cascade: bool => cascade);
+    setter!(/// Ranks every tool and skill by score with no threshold, in whichever space
+        /// answered (for evaluation; default false).
+        rank_all: bool => rank_all);
+    setter!(/// Overrides the share of a task's pieces the static table must know (0..=1).
+        cascade_min_coverage: Option<f32> => cascade_min_coverage);
+    setter!(/// Overrides the static lead needed, as a fraction of the static score spread.
+        cascade_margin: Option<f32> => cascade_margin);
 
     /// Opens the index, checks the model fingerprint and precomputes the per-item tables.
     pub fn build(&self, embedder: Arc<dyn Embedder>) -> Result<Router> {
@@ -162,9 +184,18 @@ struct ItemTable {
     words: Vec<Vec<String>>,
 }
 
-/// What selection scores against: the task embedding, or (fail-open) its content words.
+/// Which embedding space a vector lives in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Space {
+    /// The transformer's.
+    Model,
+    /// The cascade's static table.
+    Static,
+}
+
+/// What selection scores against: a task embedding, or (fail-open) its content words.
 enum Signal<'a> {
-    Embedding(&'a [f32]),
+    Embedding(&'a [f32], Space),
     Words(&'a [String]),
 }
 
@@ -417,18 +448,46 @@ impl Router {
                 dropped: Vec::new(),
                 thresholds,
                 fallback_reason: None,
+                answered_by: AnsweredBy::Rules,
+                cascade: None,
                 metrics,
                 embedding: None,
             });
         }
 
-        // One embedding, shared by every lookup below and handed to the caller.
+        // One embedding, shared by every lookup below and handed to the caller; or, for an
+        // easy task, the cascade's static embedding and no model run at all.
         let te = Instant::now();
-        let (embedding, fallback_reason) = match self.task_embedding(task, &mut metrics) {
-            Ok(e) => (Some(e), None),
-            Err(reason) => (None, Some(reason)),
+        let mut cascade = None;
+        let mut static_vec = None;
+        let tc = Instant::now();
+        if let Some((v, check)) = self.cascade_check(task, scratch) {
+            if check.accepted {
+                static_vec = Some(v);
+            }
+            cascade = Some(check);
+        }
+        metrics.timings.static_ms = ms(tc);
+        let (embedding, fallback_reason) = if static_vec.is_some() {
+            // The model's embedding still rides along when it is already cached (free).
+            (self.peek_cache(task), None)
+        } else {
+            match self.embed_task(task, &mut metrics) {
+                Ok(e) => (Some(e), None),
+                Err(reason) => (None, Some(reason)),
+            }
         };
         metrics.timings.embed_ms = ms(te);
+        let (space, thresholds) = match (&static_vec, self.index.static_space()) {
+            (Some(_), Some(st)) => (Space::Static, applied(&st.meta.thresholds)),
+            _ => (Space::Model, thresholds),
+        };
+        let vector: Option<&[f32]> = static_vec.as_deref().or(embedding.as_deref());
+        let answered_by = match (space, vector) {
+            (Space::Static, _) => AnsweredBy::Static,
+            (Space::Model, Some(_)) => AnsweredBy::Model,
+            (Space::Model, None) => AnsweredBy::Words,
+        };
 
         let tm = Instant::now();
         let (mode, mode_source, mode_detail) = if let Some(m) = explicit {
@@ -440,7 +499,7 @@ impl Router {
         } else if let Some((m, kw)) = keyword {
             (meta.modes[m].name.clone(), ModeSource::Keyword, Some(kw))
         } else if let Some((m, score)) =
-            embedding.as_deref().and_then(|e| self.semantic_mode(e, thresholds.mode_min, scratch))
+            vector.and_then(|e| self.semantic_mode(e, space, thresholds.mode_min, scratch))
         {
             (meta.modes[m].name.clone(), ModeSource::Semantic, Some(format!("{score:.3}")))
         } else {
@@ -455,8 +514,8 @@ impl Router {
         let mut dropped = Vec::new();
         let content: Vec<String> =
             task_words.iter().map(|(_, w)| w.clone()).filter(|w| is_content_word(w)).collect();
-        let signal = match embedding.as_deref() {
-            Some(e) => Signal::Embedding(e),
+        let signal = match vector {
+            Some(e) => Signal::Embedding(e, space),
             None => Signal::Words(&content),
         };
         let tools = self.select(
@@ -498,9 +557,78 @@ impl Router {
             dropped,
             thresholds,
             fallback_reason,
+            answered_by,
+            cascade,
             metrics,
             embedding,
         })
+    }
+
+    /// The task's model embedding if it is in the cache.
+    fn peek_cache(&self, task: &str) -> Option<Arc<[f32]>> {
+        self.cache.as_ref()?.lock().ok()?.peek(task).cloned()
+    }
+
+    /// The cascade's first step: the task's static embedding and whether it is decisive. `None`
+    /// when the cascade is off, the index has no static table or the embedder no vocabulary.
+    ///
+    /// Decisive means: the table knows most of the task's pieces (unknown pieces carry no
+    /// evidence, so a task with many of them could be about anything), the best tool clears
+    /// the static tool threshold, and it leads the next tool by a fixed share of the static
+    /// space's related-unrelated spread (scale-free, so right for every model).
+    fn cascade_check(&self, task: &str, scratch: &mut Scratch) -> Option<(Vec<f32>, CascadeCheck)> {
+        if !self.config.cascade {
+            return None;
+        }
+        let space = self.index.static_space()?;
+        let pieces = self.embedder.piece_ids(task).ok()??;
+        let meta = space.meta;
+        let p = &space.pieces;
+        let table = StaticTable::new(
+            &meta.piece_ids,
+            &meta.piece_weights,
+            p.as_padded(),
+            p.dim(),
+            p.stride(),
+        )?;
+        let mut v = vec![0f32; p.dim()];
+        let coverage = table.embed_into(&pieces, &mut v).share();
+        let (top, lead) = top_two(&space.tools, &self.tools.row_owner, &v, scratch);
+        let t = &meta.thresholds;
+        let min_coverage = self.config.cascade_min_coverage.unwrap_or(meta.min_coverage);
+        let min_lead = self.config.cascade_margin.unwrap_or(meta.margin)
+            * (t.related_mean - t.unrelated_mean).max(0.0);
+        // Skills must be as clear: either no skill comes close, or one leads as a tool must.
+        // Without this the static space's weaker skill ranking cost skill recall on the cases.
+        let (skill_top, skill_lead) = top_two(&space.skills, &self.skills.row_owner, &v, scratch);
+        let skills_clear = skill_top.0 < t.skill_min || skill_lead >= min_lead;
+        let accepted = top.1.is_some()
+            && coverage >= min_coverage
+            && top.0 >= t.tool_min
+            && lead >= min_lead
+            && skills_clear;
+        let check = CascadeCheck {
+            coverage,
+            min_coverage,
+            top_tool: top.1.map(|i| self.index.meta().tools[i].name.clone()),
+            top_score: if top.0.is_finite() { top.0 } else { 0.0 },
+            lead,
+            min_lead,
+            skills_clear,
+            accepted,
+        };
+        Some((v, check))
+    }
+
+    fn matrix_of(&self, kind: SectionKind, space: Space) -> MatrixView<'_> {
+        match (space, self.index.static_space()) {
+            (Space::Static, Some(st)) => match kind {
+                SectionKind::Tools => st.tools,
+                SectionKind::Skills => st.skills,
+                _ => st.modes,
+            },
+            _ => self.index.matrix(kind),
+        }
     }
 
     /// Chit-chat: a known greeting or thanks, or a very short text with no task signal.
@@ -547,13 +675,14 @@ impl Router {
     fn semantic_mode(
         &self,
         embedding: &[f32],
+        space: Space,
         min: f32,
         scratch: &mut Scratch,
     ) -> Option<(usize, f32)> {
         if !self.config.semantic_modes {
             return None;
         }
-        let modes = self.index.matrix(SectionKind::Modes);
+        let modes = self.matrix_of(SectionKind::Modes, space);
         if modes.is_empty() {
             return None;
         }
@@ -574,7 +703,10 @@ impl Router {
         // Leaving the default mode hides tools, so the evidence must be clear: the winner has
         // to beat the default mode by a tenth of the catalog's related-unrelated spread (a
         // scale-free margin, right for MiniLM's and e5's score ranges alike).
-        let t = &meta.thresholds;
+        let t = match (space, self.index.static_space()) {
+            (Space::Static, Some(st)) => &st.meta.thresholds,
+            _ => &meta.thresholds,
+        };
         let margin = 0.1 * (t.related_mean - t.unrelated_mean).max(0.0);
         if let Some(d) = meta.modes.iter().position(|m| m.name == meta.default_mode)
             && d != top
@@ -586,7 +718,7 @@ impl Router {
     }
 
     /// Gets the task's embedding from the cache or the model, within the time budget.
-    fn task_embedding(
+    fn embed_task(
         &self,
         task: &str,
         metrics: &mut Metrics,
@@ -632,6 +764,13 @@ impl Router {
         Ok(v)
     }
 
+    /// The task's model embedding (from the cache, else one model run, then cached): for
+    /// lookups in the model's space after the cascade answered the routing statically.
+    pub fn task_embedding(&self, task: &str) -> Result<Arc<[f32]>> {
+        self.embed_task(task, &mut Metrics::default())
+            .map_err(|message| RouteError::Embedding { message })
+    }
+
     /// Puts a precomputed task embedding in the cache (e.g. one made in a batch).
     pub fn prime_cache(&self, task: &str, embedding: Vec<f32>) {
         if let Some(cache) = &self.cache
@@ -655,8 +794,9 @@ impl Router {
         // Per item: best score and its row.
         let mut best: Vec<(f32, u32)> = vec![(f32::NEG_INFINITY, 0); n];
         let (by, min) = match signal {
-            Signal::Embedding(e) => {
-                let matrix = self.index.matrix(table.kind);
+            Signal::Embedding(e, space) => {
+                let min = if self.config.rank_all { f32::NEG_INFINITY } else { min };
+                let matrix = self.matrix_of(table.kind, *space);
                 kernels::scores_into(&matrix, e, &mut scratch.row_scores);
                 for (row, &s) in scratch.row_scores.iter().enumerate() {
                     let owner = table.row_owner[row] as usize;
@@ -750,6 +890,40 @@ impl Router {
     pub fn path(&self) -> &Path {
         self.index.path()
     }
+}
+
+/// The best item (score, index) of a matrix whose rows belong to items, and its lead over the
+/// next item (0 with a single item).
+fn top_two(
+    matrix: &MatrixView<'_>,
+    row_owner: &[u32],
+    v: &[f32],
+    scratch: &mut Scratch,
+) -> ((f32, Option<usize>), f32) {
+    kernels::scores_into(matrix, v, &mut scratch.row_scores);
+    let items = row_owner.iter().map(|&o| o as usize + 1).max().unwrap_or(0);
+    let mut best = vec![f32::NEG_INFINITY; items];
+    for (row, &s) in scratch.row_scores.iter().enumerate() {
+        let owner = row_owner[row] as usize;
+        best[owner] = best[owner].max(s);
+    }
+    let (mut top, mut second) = ((f32::NEG_INFINITY, None), f32::NEG_INFINITY);
+    for (i, &s) in best.iter().enumerate() {
+        if s > top.0 {
+            second = top.0;
+            top = (s, Some(i));
+        } else if s > second {
+            second = s;
+        }
+    }
+    let lead = if second.is_finite() && top.0.is_finite() { top.0 - second } else { 0.0 };
+    (top, lead)
+}
+
+/// The thresholds of a static space as applied (the router's overrides are on the model's
+/// scale, so they do not apply to it).
+fn applied(t: &Thresholds) -> AppliedThresholds {
+    AppliedThresholds { tool_min: t.tool_min, skill_min: t.skill_min, mode_min: t.mode_min }
 }
 
 fn ms(t: Instant) -> f64 {

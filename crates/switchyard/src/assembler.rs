@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use switchyard_embed::Embedder;
 use switchyard_memory::MemoryStore;
-use switchyard_router::{Decision, RouteOptions, Router, RouterBuilder, ScreenEntry};
+use switchyard_router::{AnsweredBy, Decision, RouteOptions, Router, RouterBuilder, ScreenEntry};
 
 /// Errors of the assembler.
 #[derive(Debug, thiserror::Error)]
@@ -70,6 +70,7 @@ struct AssemblerConfig {
     max_memories: usize,
     prompts: Option<PathBuf>,
     memory: Option<PathBuf>,
+    git_ttl: std::time::Duration,
 }
 
 /// Builds an [`Assembler`] from a router builder.
@@ -91,6 +92,7 @@ impl AssemblerBuilder {
                 max_memories: 3,
                 prompts: None,
                 memory: None,
+                git_ttl: std::time::Duration::from_secs(2),
             },
         }
     }
@@ -130,6 +132,15 @@ impl AssemblerBuilder {
         self
     }
 
+    /// How long the git part of the runtime context may be reused (default 2 s; zero reads it
+    /// every time). It is re-read sooner whenever `.git/HEAD` or `.git/index` changes (a
+    /// checkout, commit or `git add`); an edit to a tracked file shows up within the TTL.
+    /// Reading it costs two `git` processes, a few milliseconds, most of a warm assembly.
+    pub fn git_ttl(&mut self, ttl: std::time::Duration) -> &mut Self {
+        self.config.git_ttl = ttl;
+        self
+    }
+
     /// The memory database (none by default).
     pub fn memory_db(&mut self, db: Option<PathBuf>) -> &mut Self {
         self.config.memory = db;
@@ -166,6 +177,7 @@ impl AssemblerBuilder {
             monolithic_stable: std::sync::OnceLock::new(),
             memory,
             prompts: PromptFiles::new(self.config.prompts.clone()),
+            git: Mutex::new(None),
             config: self.config.clone(),
         })
     }
@@ -300,7 +312,27 @@ pub struct Assembler {
     monolithic_stable: std::sync::OnceLock<usize>,
     memory: Option<Mutex<MemoryStore>>,
     prompts: PromptFiles,
+    /// The last git context read, with what it was read for (see [`AssemblerBuilder::git_ttl`]).
+    git: Mutex<Option<GitCacheEntry>>,
     config: AssemblerConfig,
+}
+
+#[derive(Debug, Clone)]
+struct GitCacheEntry {
+    root: PathBuf,
+    stamp: Option<GitStamp>,
+    read_at: Instant,
+    context: Option<GitContext>,
+}
+
+/// Modification times of `.git/HEAD` and `.git/index`: a checkout, commit or `git add`
+/// changes one of them.
+type GitStamp = (Option<std::time::SystemTime>, Option<std::time::SystemTime>);
+
+fn git_stamp(root: &Path) -> Option<GitStamp> {
+    let dir = root.ancestors().map(|d| d.join(".git")).find(|d| d.is_dir())?;
+    let mtime = |f: &str| std::fs::metadata(dir.join(f)).and_then(|m| m.modified()).ok();
+    Some((mtime("HEAD"), mtime("index")))
 }
 
 impl std::fmt::Debug for Assembler {
@@ -339,6 +371,32 @@ impl Assembler {
         &self.router
     }
 
+    /// The git context of `root`, reused within the TTL while the repository's stamp holds.
+    fn cached_git_context(&self, root: &Path) -> Option<GitContext> {
+        if self.config.git_ttl.is_zero() {
+            return git_context(root);
+        }
+        let stamp = git_stamp(root);
+        if let Ok(cache) = self.git.lock()
+            && let Some(e) = cache.as_ref()
+            && e.root == root
+            && e.stamp == stamp
+            && e.read_at.elapsed() < self.config.git_ttl
+        {
+            return e.context.clone();
+        }
+        let context = git_context(root);
+        if let Ok(mut cache) = self.git.lock() {
+            *cache = Some(GitCacheEntry {
+                root: root.to_path_buf(),
+                stamp,
+                read_at: Instant::now(),
+                context: context.clone(),
+            });
+        }
+        context
+    }
+
     /// How many times prompt files were read from disk (cache misses).
     pub fn prompt_file_reads(&self) -> usize {
         self.prompts.reads()
@@ -368,7 +426,7 @@ impl Assembler {
         let route_ms = ms(tr);
 
         let trt = Instant::now();
-        let git = if decision.chitchat { None } else { git_context(&root) };
+        let git = if decision.chitchat { None } else { self.cached_git_context(&root) };
         let env =
             EnvContext { cwd: root.display().to_string(), os: std::env::consts::OS.to_string() };
         let runtime_ms = ms(trt);
@@ -378,34 +436,45 @@ impl Assembler {
         let tm = Instant::now();
         let (mut memories, mut activity, mut filtered, mut screened_out) =
             (Vec::new(), Vec::new(), 0, 0);
-        if let (Some(store), Some(embedding), false) =
-            (&self.memory, &decision.embedding, decision.chitchat)
-        {
+        let mut memory_embedding_calls = 0;
+        if let (Some(store), false) = (&self.memory, decision.chitchat) {
             let mut store = store.lock().map_err(|_| AssembleError::Config {
                 field: "memory",
                 message: "memory store lock poisoned".into(),
             })?;
-            filtered += store.instruction_like_count()?;
-            let min = self.router.index().meta().thresholds.memory_min;
-            let hits = store.search(
-                embedding,
-                self.router.embedder().fingerprint(),
-                min,
-                self.config.max_memories,
-            )?;
-            let entries: Vec<ScreenEntry<'_>> = hits
-                .iter()
-                .map(|h| ScreenEntry { text: &h.entry.text, embedding: &h.entry.embedding })
-                .collect();
-            let report = self.router.screen(&entries)?;
-            screened_out = report.dropped_count;
-            filtered += report.dropped_count;
-            for v in &report.kept {
-                let e = &hits[v.entry].entry;
-                if e.kind == "activity" {
-                    activity.push(e.text.clone())
-                } else {
-                    memories.push(e.text.clone())
+            // Memory rows live in the model's space: when the cascade answered the routing
+            // statically, a non-empty store still needs the model's embedding of the task.
+            let embedding = match &decision.embedding {
+                Some(e) => Some(Arc::clone(e)),
+                None if decision.answered_by == AnsweredBy::Static && !store.list()?.is_empty() => {
+                    memory_embedding_calls = 1;
+                    Some(self.router.task_embedding(task)?)
+                }
+                None => None,
+            };
+            if let Some(embedding) = embedding {
+                filtered += store.instruction_like_count()?;
+                let min = self.router.index().meta().thresholds.memory_min;
+                let hits = store.search(
+                    &embedding,
+                    self.router.embedder().fingerprint(),
+                    min,
+                    self.config.max_memories,
+                )?;
+                let entries: Vec<ScreenEntry<'_>> = hits
+                    .iter()
+                    .map(|h| ScreenEntry { text: &h.entry.text, embedding: &h.entry.embedding })
+                    .collect();
+                let report = self.router.screen(&entries)?;
+                screened_out = report.dropped_count;
+                filtered += report.dropped_count;
+                for v in &report.kept {
+                    let e = &hits[v.entry].entry;
+                    if e.kind == "activity" {
+                        activity.push(e.text.clone())
+                    } else {
+                        memories.push(e.text.clone())
+                    }
                 }
             }
         }
@@ -551,7 +620,7 @@ impl Assembler {
             },
             metrics: AssemblyMetrics {
                 estimated_tokens,
-                embedding_calls: decision.metrics.embedding_calls,
+                embedding_calls: decision.metrics.embedding_calls + memory_embedding_calls,
                 layer_tokens,
                 truncated_layers: truncated,
                 monolithic_tokens,
