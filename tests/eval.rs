@@ -50,6 +50,15 @@ fn cases(model: &str, floors: [f64; 4]) {
     {
         assert!(g >= floor, "{model}: {name} {g} fell below {floor}; misses: {:#?}", r.misses);
     }
+    // The cascade answers some tasks from its static table and loses nothing measurable
+    // against the model alone (within one case's worth on a metric).
+    let plain = &r.transformer_only;
+    assert!(metric(o, "static_answered") > 0.1, "the cascade answered {o:?}");
+    assert_eq!(metric(plain, "static_answered"), 0.0);
+    for name in ["tool_recall@3", "tool_recall@5", "skill_recall@3", "mode_accuracy"] {
+        let (with, without) = (metric(o, name), metric(plain, name));
+        assert!(with >= without - 0.015, "{model}: cascade {name} {with} < model only {without}");
+    }
     // A second run reuses the cached index: nothing is embedded for it.
     let again = switchyard_eval::eval_cases(&cfg, embedder, &no_progress).unwrap();
     assert!(again.index.cached);
@@ -95,6 +104,11 @@ fn api_bank(model: &str, threshold_floor: f64) {
         "{model}: recall@5 at threshold {kept} (tool_min {})",
         r.tool_min
     );
+    // The cascade never costs recall: where it answers, it agrees closely with the model.
+    for k in ["recall@1", "recall@5"] {
+        let (with, without) = (metric(&r.overall.cascade, k), metric(ours, k));
+        assert!(with >= without - 0.01, "{model}: cascade {k} {with} < model only {without}");
+    }
 }
 
 // Measured when written: recall@5 at threshold 0.766 (MiniLM), 0.644 (e5-small).

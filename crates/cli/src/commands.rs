@@ -353,6 +353,16 @@ pub fn route(a: RouteArgs) -> Result<()> {
         }
     }
     let t = &d.metrics.timings;
+    let answered = format!("{:?}", d.answered_by).to_lowercase();
+    match &d.cascade {
+        Some(c) => writeln!(
+            out,
+            "answered_by {answered}  (cascade: coverage {:.2}/{:.2}, lead {:.3}/{:.3}, skills \
+             clear {}, {:.3} ms)",
+            c.coverage, c.min_coverage, c.lead, c.min_lead, c.skills_clear, t.static_ms
+        )?,
+        None => writeln!(out, "answered_by {answered}")?,
+    }
     writeln!(
         out,
         "embedding_calls {}  cache_hit {}  embed {:.2} ms  total {:.2} ms",

@@ -233,6 +233,17 @@ impl FastLayers {
     /// Runs every layer on `x` (`[tokens, hidden]`, embeddings already normalised), where the
     /// texts are the consecutive row ranges of `lens`. `x` ends as the last hidden states.
     pub fn forward(&self, x: &mut Vec<f32>, lens: &[usize]) {
+        // Called from outside the thread pool, every parallel product would first inject its
+        // job into the pool and put this thread to sleep until a worker woke up and finished:
+        // tens of microseconds, thirty times a forward. Running the whole forward on a worker
+        // once makes each product a local spawn that the other worker, still spinning from the
+        // last one, steals at once.
+        if rayon::current_thread_index().is_none()
+            && rayon::current_num_threads() > 1
+            && self.any_product_parallel(lens.iter().sum())
+        {
+            return rayon::scope(|_| self.forward(x, lens));
+        }
         // The buffers are moved out of the thread-local and back, so the body runs in this
         // function's code (a closure passed to `with` would not get the AVX2 build below).
         let mut scratch = SCRATCH.with(|c| std::mem::take(&mut *c.borrow_mut()));
@@ -245,6 +256,11 @@ impl FastLayers {
         }
         self.forward_body(x, lens, &mut scratch);
         SCRATCH.with(|c| *c.borrow_mut() = scratch);
+    }
+
+    /// Whether a product of a forward over `tokens` rows is large enough to split.
+    fn any_product_parallel(&self, tokens: usize) -> bool {
+        self.layers.iter().any(|l| threads_for(tokens, &l.ffn_in) > 1)
     }
 
     /// The same code compiled for AVX2: attention, GELU and LayerNorm vectorise 8 wide instead

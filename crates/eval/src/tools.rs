@@ -48,6 +48,23 @@ pub struct ToolsEval {
     pub limit: Option<usize>,
 }
 
+/// Lead requirements (fractions of the static score spread) tried by the cascade sweep; the
+/// index's default is one of them.
+pub const CASCADE_SWEEP: &[f32] = &[0.25, 0.5, 0.75, 1.0];
+
+/// The cascade at one lead requirement.
+#[derive(Debug, Clone, Serialize)]
+pub struct SweepPoint {
+    /// Lead required, as a fraction of the static space's related-unrelated spread.
+    pub margin: f32,
+    /// Share of queries answered from the static table.
+    pub static_answered: f64,
+    /// Among those, the share whose best tool is the model's best tool.
+    pub top1_agrees_with_model: Option<f64>,
+    /// Ranking metrics of the whole set with the cascade at this margin.
+    pub ranking: BTreeMap<String, serde_json::Value>,
+}
+
 /// Metrics of the router and the baseline over one group of queries.
 #[derive(Debug, Clone, Serialize)]
 pub struct Compared {
@@ -79,6 +96,8 @@ pub struct ToolsReport {
     pub mean_selected_at_threshold: f64,
     /// Share of queries the cascade answered from its static table.
     pub static_answered: f64,
+    /// The cascade at several lead requirements (compare with `overall.router`).
+    pub cascade_sweep: Vec<SweepPoint>,
     /// All queries.
     pub overall: Compared,
     /// Per `lang`, when rows have one.
@@ -245,7 +264,7 @@ pub fn eval_tools(
     type Ranked = (Vec<(String, f32)>, f32);
     let mut ranked: [Vec<Ranked>; 2] = [Vec::new(), Vec::new()];
     let mut static_answered = 0usize;
-    for (i, (row, v)) in rows.iter().zip(vectors).enumerate() {
+    for (i, (row, v)) in rows.iter().zip(&vectors).enumerate() {
         for (r, out) in [&router, &with_cascade].into_iter().zip(ranked.iter_mut()) {
             r.prime_cache(&row.query, v.clone());
             let d = r.route_with(&row.query, &options, &mut scratch)?;
@@ -262,6 +281,37 @@ pub fn eval_tools(
         }
     }
     let route_ms = tr.elapsed().as_secs_f64() * 1e3;
+
+    // The cascade's lead requirement swept: how much it answers, and what that costs.
+    let mut cascade_sweep = Vec::with_capacity(CASCADE_SWEEP.len());
+    for &margin in CASCADE_SWEEP {
+        let r = RouterBuilder::new(&index.path)
+            .max_tools(depth)
+            .max_results(depth)
+            .rank_all(true)
+            .cascade_margin(Some(margin))
+            .build(Arc::clone(&embedder))?;
+        let mut sum = RankingSummary::new(&ks);
+        let (mut answered, mut agree) = (0usize, 0usize);
+        for (i, (row, v)) in rows.iter().zip(&vectors).enumerate() {
+            r.prime_cache(&row.query, v.clone());
+            let d = r.route_with(&row.query, &options, &mut scratch)?;
+            let names: Vec<&str> = d.tools.iter().map(|s| s.name.as_str()).collect();
+            if d.answered_by == AnsweredBy::Static {
+                answered += 1;
+                agree += (names.first().copied() == ranked[0][i].0.first().map(|(n, _)| n.as_str()))
+                    as usize;
+            }
+            sum.add(&score_query(&names, &row.gold, &ks));
+        }
+        cascade_sweep.push(SweepPoint {
+            margin,
+            static_answered: crate::metrics::round4(answered as f64 / rows.len() as f64),
+            top1_agrees_with_model: (answered > 0)
+                .then(|| crate::metrics::round4(agree as f64 / answered as f64)),
+            ranking: sum.to_map(),
+        });
+    }
 
     let tb = Instant::now();
     let docs: Vec<String> =
@@ -327,6 +377,7 @@ pub fn eval_tools(
             selected_total as f64 / rows.len() as f64,
         ),
         static_answered: crate::metrics::round4(static_answered as f64 / rows.len() as f64),
+        cascade_sweep,
         index,
         overall,
         per_lang,

@@ -15,6 +15,15 @@
 //!
 //! Nothing on the per-task path reads files or parses anything: the index is memory-mapped
 //! and its tables are compiled once in [`RouterBuilder::build`].
+//!
+//! **The cascade.** An index built from a real model carries a static table: each word piece
+//! of the catalog embedded alone by the model at build time, weighted by its rarity in the
+//! catalog (see `switchyard-build-index`). Before running the model, the router sums the task's
+//! pieces from that table (microseconds) and answers from it when the answer is clear: the table
+//! knows most of the task's pieces, one tool leads the next by a share of the static score
+//! spread, and the skills are as clear. Otherwise the model runs as usual.
+//! [`Decision::answered_by`] and [`Decision::cascade`] record which path answered and why;
+//! [`RouterBuilder::cascade`]`(false)` turns it off.
 #![deny(missing_docs)]
 
 pub use crate::decision::{
