@@ -53,7 +53,7 @@ fn cases(model: &str, floors: [f64; 4]) {
     // The cascade answers some tasks from its static table and loses nothing measurable
     // against the model alone (within one case's worth on a metric).
     let plain = &r.transformer_only;
-    assert!(metric(o, "static_answered") > 0.1, "the cascade answered {o:?}");
+    assert!(metric(o, "static_answered") >= 0.05, "the cascade answered {o:?}");
     assert_eq!(metric(plain, "static_answered"), 0.0);
     for name in ["tool_recall@3", "tool_recall@5", "skill_recall@3", "mode_accuracy"] {
         let (with, without) = (metric(o, name), metric(plain, name));

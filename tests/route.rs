@@ -421,17 +421,17 @@ fn the_cascade_answers_easy_tasks_without_the_model_and_says_so() {
     let before = counting.calls();
 
     // Every word of this task is in the catalog and one tool stands out: no model run.
-    let d = router.route("commit my changes", &auto()).unwrap();
+    let d = router.route("push my branch", &auto()).unwrap();
     let check = d.cascade.clone().unwrap();
     assert_eq!(d.answered_by, AnsweredBy::Static, "{check:?}");
     assert!(check.accepted && check.coverage >= check.min_coverage && check.lead >= check.min_lead);
     assert!(check.skills_clear);
-    assert_eq!(check.top_tool.as_deref(), Some("git_commit"));
-    assert!(d.tool_names().contains(&"git_commit"));
+    assert_eq!(check.top_tool.as_deref(), Some("git_push"));
+    assert!(d.tool_names().contains(&"git_push"));
     assert_eq!((d.metrics.embedding_calls, counting.calls()), (0, before));
     assert!(d.embedding.is_none(), "no model embedding was made");
     // Memory search still gets the model's embedding on demand, then from the cache.
-    assert_eq!(router.task_embedding("commit my changes").unwrap().len(), 384);
+    assert_eq!(router.task_embedding("push my branch").unwrap().len(), 384);
     assert_eq!(counting.calls(), before + 1);
 
     // A clear tool is not enough when the skills are a toss-up: the model answers.
@@ -455,9 +455,9 @@ fn the_cascade_answers_easy_tasks_without_the_model_and_says_so() {
 
     // Turned off, the cascade does not run; the answer for the easy task is the model's.
     let off = RouterBuilder::new(&path).cascade(false).build(counting.clone()).unwrap();
-    let d = off.route("commit my changes", &auto()).unwrap();
+    let d = off.route("push my branch", &auto()).unwrap();
     assert_eq!((d.answered_by, d.cascade.is_none()), (AnsweredBy::Model, true));
-    assert!(d.tool_names().contains(&"git_commit"));
+    assert!(d.tool_names().contains(&"git_push"));
     assert!(space_rows > 0);
 }
 

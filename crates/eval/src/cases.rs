@@ -112,6 +112,8 @@ pub struct CasesReport {
     pub transformer_only: BTreeMap<String, serde_json::Value>,
     /// Per language, cascade off.
     pub transformer_only_per_lang: BTreeMap<String, BTreeMap<String, serde_json::Value>>,
+    /// All cases with the cascade's requirements at each point of [`crate::CASCADE_SWEEP`].
+    pub cascade_sweep: BTreeMap<String, BTreeMap<String, serde_json::Value>>,
     /// Cases with any miss.
     pub misses: Vec<Miss>,
     /// Where the time went.
@@ -199,6 +201,15 @@ pub fn eval_cases(
     };
     let decisions = route_all(&router)?;
     let plain_decisions = route_all(&plain)?;
+    let mut cascade_sweep = BTreeMap::new();
+    for &(margin, coverage) in crate::tools::CASCADE_SWEEP {
+        let r = RouterBuilder::new(&index.path)
+            .cascade_margin(Some(margin))
+            .cascade_min_coverage(Some(coverage))
+            .build(Arc::clone(&embedder))?;
+        let (groups, _) = tally(&cases, &route_all(&r)?);
+        cascade_sweep.insert(format!("lead {margin} coverage {coverage}"), groups[&None].to_map());
+    }
     let route_ms = tr.elapsed().as_secs_f64() * 1e3;
 
     let (groups, misses) = tally(&cases, &decisions);
@@ -230,6 +241,7 @@ pub fn eval_cases(
         per_lang,
         transformer_only,
         transformer_only_per_lang,
+        cascade_sweep,
         misses,
     })
 }

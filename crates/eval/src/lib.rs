@@ -17,7 +17,9 @@ pub use crate::cache::{CachedIndex, default_cache_dir};
 pub use crate::cases::{CaseRow, CasesEval, CasesReport, eval_cases};
 pub use crate::error::{EvalError, Result};
 pub use crate::injection::{InjectionEval, InjectionReport, eval_injection};
-pub use crate::tools::{ToolsEval, ToolsReport, eval_tools, load_tools, normalize_ks};
+pub use crate::tools::{
+    CASCADE_SWEEP, SweepPoint, ToolsEval, ToolsReport, eval_tools, load_tools, normalize_ks,
+};
 
 pub mod bench;
 mod bm25;

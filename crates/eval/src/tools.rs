@@ -48,15 +48,19 @@ pub struct ToolsEval {
     pub limit: Option<usize>,
 }
 
-/// Lead requirements (fractions of the static score spread) tried by the cascade sweep; the
+/// (lead, coverage) requirements tried by the cascade sweep: the lead as a fraction of the
+/// static score spread, the coverage as the share of the task's pieces the table knows. The
 /// index's default is one of them.
-pub const CASCADE_SWEEP: &[f32] = &[0.25, 0.5, 0.75, 1.0];
+pub const CASCADE_SWEEP: &[(f32, f32)] =
+    &[(0.25, 0.8), (0.25, 1.0), (0.5, 0.8), (0.5, 1.0), (0.75, 0.8), (1.0, 0.8)];
 
 /// The cascade at one lead requirement.
 #[derive(Debug, Clone, Serialize)]
 pub struct SweepPoint {
     /// Lead required, as a fraction of the static space's related-unrelated spread.
     pub margin: f32,
+    /// Coverage required.
+    pub min_coverage: f32,
     /// Share of queries answered from the static table.
     pub static_answered: f64,
     /// Among those, the share whose best tool is the model's best tool.
@@ -284,12 +288,13 @@ pub fn eval_tools(
 
     // The cascade's lead requirement swept: how much it answers, and what that costs.
     let mut cascade_sweep = Vec::with_capacity(CASCADE_SWEEP.len());
-    for &margin in CASCADE_SWEEP {
+    for &(margin, min_coverage) in CASCADE_SWEEP {
         let r = RouterBuilder::new(&index.path)
             .max_tools(depth)
             .max_results(depth)
             .rank_all(true)
             .cascade_margin(Some(margin))
+            .cascade_min_coverage(Some(min_coverage))
             .build(Arc::clone(&embedder))?;
         let mut sum = RankingSummary::new(&ks);
         let (mut answered, mut agree) = (0usize, 0usize);
@@ -306,6 +311,7 @@ pub fn eval_tools(
         }
         cascade_sweep.push(SweepPoint {
             margin,
+            min_coverage,
             static_answered: crate::metrics::round4(answered as f64 / rows.len() as f64),
             top1_agrees_with_model: (answered > 0)
                 .then(|| crate::metrics::round4(agree as f64 / answered as f64)),
