@@ -206,6 +206,22 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
         "thresholds tool {:.3}  skill {:.3}  mode {:.3}  injection {:.3}  memory {:.3}",
         t.tool_min, t.skill_min, t.mode_min, t.injection, t.memory_min
     );
+    match index.static_space() {
+        Some(st) => {
+            let c = st.meta;
+            println!(
+                "cascade    {} pieces; answers when coverage >= {:.2} and lead >= {:.2} of the \
+                 static spread; static tool {:.3}  skill {:.3}  mode {:.3}",
+                c.piece_ids.len(),
+                c.min_coverage,
+                c.margin,
+                c.thresholds.tool_min,
+                c.thresholds.skill_min,
+                c.thresholds.mode_min
+            );
+        }
+        None => println!("cascade    none (every task runs the model)"),
+    }
     println!(
         "{:<16} {:>10} {:>10} {:>7} {:>5} {:>6} {:>9}",
         "section", "offset", "len", "rows", "cols", "stride", "crc32"
