@@ -15,14 +15,17 @@
 //! - **Fused projections.** Q, K and V are one `[hidden, 3 x hidden]` product.
 //! - **Buffers reused** across layers and calls (per thread), so a forward allocates nothing
 //!   once warm.
-//! - **Threads by size.** Products with few rows run on one thread, where two would spend
-//!   more on synchronisation than they save.
+//! - **Threads by size, kept awake.** Products with few rows run on one thread, where two
+//!   would spend more on synchronisation than they save. Larger steps (products split by
+//!   column panels, attention by head, LayerNorm by row, GELU with its product's columns) go
+//!   to a [`Team`] whose helpers spin between steps for the length of one forward, instead of
+//!   sleeping and being woken ~30 times (`team.rs`).
 //!
 //! Every value is computed in `f32` in the same order whatever the thread count (threads split
 //! output columns, never a sum), so results are deterministic.
 
-use crate::kernel::PackedLinear;
-use rayon::prelude::*;
+use crate::kernel::{PackedLinear, SendPtr};
+use crate::team::{Team, share};
 use std::cell::RefCell;
 
 /// `y = x W^T + b` with `W` in Hugging Face layout, `[n, k]` row-major.
@@ -59,15 +62,64 @@ impl DenseLinear {
     }
 }
 
-/// Threads for one product: one below ~2 MFLOP, where splitting costs more than it saves on
-/// this class of machine (measured with `cargo bench --bench embed`, 8 vs 24 tokens).
-fn threads_for(m: usize, lin: &PackedLinear) -> usize {
-    let threads = rayon::current_num_threads();
-    if threads > 1 && m * lin.n() * lin.k() >= 2_000_000 { threads } else { 1 }
+/// Products below this many multiply-adds run on one thread: splitting them saves less than
+/// handing out a step costs, even with the team spinning (measured with `switchyard embed
+/// --repeat` at 8 tokens, where attention's output product, 1.2 M, is just under).
+const SPLIT_MIN_PRODUCT: usize = 1_000_000;
+
+/// Attention of fewer multiply-adds than this (`sum(len^2) x hidden`) runs on one thread.
+const SPLIT_MIN_ATTENTION: usize = 100_000;
+
+/// LayerNorm over fewer rows than this runs on one thread.
+const SPLIT_MIN_ROWS: usize = 16;
+
+/// Runs `f` compiled for AVX2 and FMA when the CPU has them: a helper thread's share of a step
+/// runs in a closure, which does not inherit [`FastLayers::forward_avx2`]'s features.
+#[inline(always)]
+fn with_avx2<R>(f: impl FnOnce() -> R) -> R {
+    #[cfg(target_arch = "x86_64")]
+    if crate::kernel::has_avx2_fma() {
+        #[target_feature(enable = "avx2,fma")]
+        unsafe fn run<R>(f: impl FnOnce() -> R) -> R {
+            f()
+        }
+        // SAFETY: avx2 and fma were detected at run time.
+        return unsafe { run(f) };
+    }
+    f()
 }
 
-fn linear(lin: &PackedLinear, x: &[f32], m: usize, out: &mut Vec<f32>) {
-    lin.forward(x, m, out, threads_for(m, lin));
+/// `out = x W^T + b` for `m` rows, then GELU if `gelu`, split across the team by panels.
+fn linear(team: &Team, lin: &PackedLinear, x: &[f32], m: usize, out: &mut Vec<f32>, gelu: bool) {
+    if team.size() == 1 || m * lin.n() * lin.k() < SPLIT_MIN_PRODUCT {
+        lin.forward(x, m, out, 1);
+        if gelu {
+            with_avx2(|| gelu_in_place(out));
+        }
+        return;
+    }
+    let n = lin.n();
+    out.clear();
+    out.resize(m * n, 0.0);
+    let dst = SendPtr(out.as_mut_ptr());
+    team.split(&|part, parts| {
+        // SAFETY: each part writes only its own panels' columns of the `[m, n]` output.
+        let cols = unsafe { lin.forward_share(x, m, dst.get(), part, parts) };
+        if gelu {
+            with_avx2(|| {
+                for r in 0..m {
+                    // SAFETY: row r's columns of this part, written by this part only.
+                    let row = unsafe {
+                        std::slice::from_raw_parts_mut(
+                            dst.get().add(r * n + cols.start),
+                            cols.len(),
+                        )
+                    };
+                    gelu_in_place(row);
+                }
+            });
+        }
+    });
 }
 
 pub(crate) struct FastLayer {
@@ -93,16 +145,40 @@ struct Scratch {
     ctx: Vec<f32>,
     tmp: Vec<f32>,
     mid: Vec<f32>,
-    attn: AttnScratch,
 }
 
 thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+    static ATTN: RefCell<AttnScratch> = RefCell::new(AttnScratch::default());
 }
 
-/// In-place LayerNorm of each `h`-wide row of `x`, after adding `residual` to it.
-#[inline(always)]
+/// In-place LayerNorm of each `h`-wide row of `x`, after adding `residual` to it; rows split
+/// across the team.
 fn add_layer_norm(
+    team: &Team,
+    x: &mut [f32],
+    residual: &[f32],
+    norm: &(Vec<f32>, Vec<f32>),
+    h: usize,
+    eps: f32,
+) {
+    let rows = x.len() / h;
+    if team.size() == 1 || rows < SPLIT_MIN_ROWS {
+        with_avx2(|| add_layer_norm_rows(x, residual, norm, h, eps));
+        return;
+    }
+    let dst = SendPtr(x.as_mut_ptr());
+    team.split(&|part, parts| {
+        let r = share(rows, part, parts);
+        // SAFETY: each part owns its rows of `x`.
+        let mine =
+            unsafe { std::slice::from_raw_parts_mut(dst.get().add(r.start * h), r.len() * h) };
+        with_avx2(|| add_layer_norm_rows(mine, &residual[r.start * h..r.end * h], norm, h, eps));
+    });
+}
+
+#[inline(always)]
+fn add_layer_norm_rows(
     x: &mut [f32],
     residual: &[f32],
     (w, b): &(Vec<f32>, Vec<f32>),
@@ -117,11 +193,46 @@ fn add_layer_norm(
     }
 }
 
+/// Lanes of the reductions below: `iter().sum()` must add in order (f32 addition does not
+/// associate), a chain of dependent adds at one per 3-4 cycles; eight independent partial
+/// sums vectorise to one SIMD add per 8 values. The order is still fixed, so results stay
+/// deterministic.
+const LANES: usize = 8;
+
+/// `sum(f(v))` over `v` in eight interleaved partial sums.
+#[inline(always)]
+fn lane_sum(v: &[f32], f: impl Fn(f32) -> f32) -> f32 {
+    let mut acc = [0f32; LANES];
+    let mut chunks = v.chunks_exact(LANES);
+    for c in &mut chunks {
+        for (a, &x) in acc.iter_mut().zip(c) {
+            *a += f(x);
+        }
+    }
+    let tail: f32 = chunks.remainder().iter().map(|&x| f(x)).sum();
+    acc.iter().sum::<f32>() + tail
+}
+
+/// The largest value of `v` (`-inf` when empty), eight lanes at a time.
+#[inline(always)]
+fn lane_max(v: &[f32]) -> f32 {
+    let mut acc = [f32::NEG_INFINITY; LANES];
+    let mut chunks = v.chunks_exact(LANES);
+    for c in &mut chunks {
+        for (a, &x) in acc.iter_mut().zip(c) {
+            // Not f32::max: its NaN rule keeps the compiler from using SIMD max.
+            *a = if x > *a { x } else { *a };
+        }
+    }
+    let tail = chunks.remainder().iter().fold(f32::NEG_INFINITY, |m, &x| if x > m { x } else { m });
+    acc.iter().fold(tail, |m, &x| if x > m { x } else { m })
+}
+
 #[inline(always)]
 pub(crate) fn layer_norm_row(row: &mut [f32], w: &[f32], b: &[f32], eps: f32) {
     let n = row.len() as f32;
-    let mean = row.iter().sum::<f32>() / n;
-    let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / n;
+    let mean = lane_sum(row, |v| v) / n;
+    let var = lane_sum(row, |v| (v - mean) * (v - mean)) / n;
     let inv = 1.0 / (var + eps).sqrt();
     for ((v, w), b) in row.iter_mut().zip(w).zip(b) {
         *v = (*v - mean) * inv * w + b;
@@ -180,7 +291,7 @@ struct AttnScratch {
 }
 
 /// Attention of one text's tokens (rows `[start, start + len)` of `qkv`) for one head,
-/// written to the head's columns of `out` (the text's rows of the context matrix).
+/// written to the head's columns of those rows of `ctx` (`[tokens, h]`).
 ///
 /// Both products (`Q K^T` and `P V`) go through the packed matrix kernel: K^T and V are packed
 /// per call (`len x head_dim` floats, cheap next to the products) so attention runs at the
@@ -194,7 +305,7 @@ fn attend(
     head: usize,
     hd: usize,
     h: usize,
-    out: &mut [f32],
+    ctx: SendPtr,
     sc: &mut AttnScratch,
 ) {
     let stride = 3 * h;
@@ -213,11 +324,11 @@ fn attend(
     let keys = PackedLinear::new(&sc.kt, vec![0.0; len], hd, len);
     keys.forward(&sc.q, len, &mut sc.scores, 1);
     for row in sc.scores.chunks_exact_mut(len) {
-        let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let max = lane_max(row);
         for s in row.iter_mut() {
             *s = exp_neg(*s - max);
         }
-        let inv = 1.0 / row.iter().sum::<f32>();
+        let inv = 1.0 / lane_sum(row, |v| v);
         for s in row.iter_mut() {
             *s *= inv;
         }
@@ -225,7 +336,14 @@ fn attend(
     let values = PackedLinear::new(&sc.v, vec![0.0; hd], len, hd);
     values.forward(&sc.scores, len, &mut sc.ctx, 1);
     for (i, c) in sc.ctx.chunks_exact(hd).enumerate() {
-        out[i * h + head * hd..i * h + (head + 1) * hd].copy_from_slice(c);
+        // SAFETY: row start + i, columns of this head: inside `ctx` and written only here.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                c.as_ptr(),
+                ctx.get().add((start + i) * h + head * hd),
+                hd,
+            )
+        };
     }
 }
 
@@ -233,34 +351,33 @@ impl FastLayers {
     /// Runs every layer on `x` (`[tokens, hidden]`, embeddings already normalised), where the
     /// texts are the consecutive row ranges of `lens`. `x` ends as the last hidden states.
     pub fn forward(&self, x: &mut Vec<f32>, lens: &[usize]) {
-        // Called from outside the thread pool, every parallel product would first inject its
-        // job into the pool and put this thread to sleep until a worker woke up and finished:
-        // tens of microseconds, thirty times a forward. Running the whole forward on a worker
-        // once makes each product a local spawn that the other worker, still spinning from the
-        // last one, steals at once.
-        if rayon::current_thread_index().is_none()
-            && rayon::current_num_threads() > 1
-            && self.any_product_parallel(lens.iter().sum())
-        {
-            return rayon::scope(|_| self.forward(x, lens));
+        let threads = rayon::current_num_threads();
+        let tokens: usize = lens.iter().sum();
+        if threads > 1 && self.any_product_parallel(tokens) {
+            Team::run(threads - 1, |team| self.forward_in(team, x, lens));
+        } else {
+            self.forward_in(&Team::solo(), x, lens);
         }
+    }
+
+    fn forward_in(&self, team: &Team, x: &mut Vec<f32>, lens: &[usize]) {
         // The buffers are moved out of the thread-local and back, so the body runs in this
         // function's code (a closure passed to `with` would not get the AVX2 build below).
         let mut scratch = SCRATCH.with(|c| std::mem::take(&mut *c.borrow_mut()));
         #[cfg(target_arch = "x86_64")]
         if crate::kernel::has_avx2_fma() {
             // SAFETY: avx2 and fma were detected at run time.
-            unsafe { self.forward_avx2(x, lens, &mut scratch) };
+            unsafe { self.forward_avx2(team, x, lens, &mut scratch) };
             SCRATCH.with(|c| *c.borrow_mut() = scratch);
             return;
         }
-        self.forward_body(x, lens, &mut scratch);
+        self.forward_body(team, x, lens, &mut scratch);
         SCRATCH.with(|c| *c.borrow_mut() = scratch);
     }
 
     /// Whether a product of a forward over `tokens` rows is large enough to split.
     fn any_product_parallel(&self, tokens: usize) -> bool {
-        self.layers.iter().any(|l| threads_for(tokens, &l.ffn_in) > 1)
+        self.layers.iter().any(|l| tokens * l.ffn_in.n() * l.ffn_in.k() >= SPLIT_MIN_PRODUCT)
     }
 
     /// The same code compiled for AVX2: attention, GELU and LayerNorm vectorise 8 wide instead
@@ -270,70 +387,62 @@ impl FastLayers {
     /// The CPU must have avx2 and fma.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
-    unsafe fn forward_avx2(&self, x: &mut Vec<f32>, lens: &[usize], s: &mut Scratch) {
-        self.forward_body(x, lens, s);
+    unsafe fn forward_avx2(&self, team: &Team, x: &mut Vec<f32>, lens: &[usize], s: &mut Scratch) {
+        self.forward_body(team, x, lens, s);
     }
 
     #[inline(always)]
-    fn forward_body(&self, x: &mut Vec<f32>, lens: &[usize], s: &mut Scratch) {
+    fn forward_body(&self, team: &Team, x: &mut Vec<f32>, lens: &[usize], s: &mut Scratch) {
         let h = self.hidden;
-        let heads = self.heads;
-        let hd = h / heads;
         let tokens: usize = lens.iter().sum();
-        let starts: Vec<usize> = lens
-            .iter()
-            .scan(0, |s, &l| {
-                let o = *s;
-                *s += l;
-                Some(o)
-            })
-            .collect();
-        {
-            for layer in &self.layers {
-                linear(&layer.qkv, x, tokens, &mut s.qkv);
-                s.ctx.clear();
-                s.ctx.resize(tokens * h, 0.0);
-                let work: usize = lens.iter().map(|l| l * l).sum::<usize>() * h;
-                if work >= 200_000 && rayon::current_num_threads() > 1 {
-                    // One task per (text, head); each writes its own columns of its own rows.
-                    let qkv = &s.qkv;
-                    let jobs: Vec<(usize, usize, usize)> = starts
-                        .iter()
-                        .zip(lens)
-                        .flat_map(|(&st, &l)| (0..heads).map(move |hh| (st, l, hh)))
-                        .collect();
-                    let results: Vec<Vec<f32>> = jobs
-                        .par_iter()
-                        .map(|&(st, l, hh)| {
-                            let mut out = vec![0f32; l * h];
-                            let mut sc = AttnScratch::default();
-                            attend(qkv, st, l, hh, hd, h, &mut out, &mut sc);
-                            out
-                        })
-                        .collect();
-                    for (&(st, l, hh), out) in jobs.iter().zip(results) {
-                        for i in 0..l {
-                            s.ctx[(st + i) * h + hh * hd..][..hd]
-                                .copy_from_slice(&out[i * h + hh * hd..][..hd]);
-                        }
-                    }
-                } else {
-                    let sc = &mut s.attn;
-                    for (&st, &l) in starts.iter().zip(lens) {
-                        for hh in 0..heads {
-                            attend(&s.qkv, st, l, hh, hd, h, &mut s.ctx[st * h..(st + l) * h], sc);
-                        }
-                    }
+        // One attention job per (text, head); each writes its own columns of its own rows.
+        let mut jobs = Vec::with_capacity(lens.len() * self.heads);
+        let mut start = 0;
+        for &l in lens {
+            jobs.extend((0..self.heads).map(|head| (start, l, head)));
+            start += l;
+        }
+        let attention_work = lens.iter().map(|l| l * l).sum::<usize>() * h;
+        for layer in &self.layers {
+            linear(team, &layer.qkv, x, tokens, &mut s.qkv, false);
+            s.ctx.clear();
+            s.ctx.resize(tokens * h, 0.0);
+            self.attention(team, &s.qkv, &jobs, attention_work, &mut s.ctx);
+            linear(team, &layer.attn_out, &s.ctx, tokens, &mut s.tmp, false);
+            add_layer_norm(team, &mut s.tmp, x, &layer.attn_norm, h, self.eps);
+            std::mem::swap(x, &mut s.tmp);
+            linear(team, &layer.ffn_in, x, tokens, &mut s.mid, true);
+            linear(team, &layer.ffn_out, &s.mid, tokens, &mut s.tmp, false);
+            add_layer_norm(team, &mut s.tmp, x, &layer.ffn_norm, h, self.eps);
+            std::mem::swap(x, &mut s.tmp);
+        }
+    }
+
+    /// Runs the attention `jobs` (`(first row, tokens, head)`), split across the team when the
+    /// work is large enough, into `ctx`.
+    fn attention(
+        &self,
+        team: &Team,
+        qkv: &[f32],
+        jobs: &[(usize, usize, usize)],
+        work: usize,
+        ctx: &mut [f32],
+    ) {
+        let (h, hd) = (self.hidden, self.hidden / self.heads);
+        let ctx = SendPtr(ctx.as_mut_ptr());
+        let run = |mine: &[(usize, usize, usize)]| {
+            let mut sc = ATTN.with(|c| std::mem::take(&mut *c.borrow_mut()));
+            with_avx2(|| {
+                for &(start, len, head) in mine {
+                    attend(qkv, start, len, head, hd, h, ctx, &mut sc);
                 }
-                linear(&layer.attn_out, &s.ctx, tokens, &mut s.tmp);
-                add_layer_norm(&mut s.tmp, x, &layer.attn_norm, h, self.eps);
-                std::mem::swap(x, &mut s.tmp);
-                linear(&layer.ffn_in, x, tokens, &mut s.mid);
-                gelu_in_place(&mut s.mid);
-                linear(&layer.ffn_out, &s.mid, tokens, &mut s.tmp);
-                add_layer_norm(&mut s.tmp, x, &layer.ffn_norm, h, self.eps);
-                std::mem::swap(x, &mut s.tmp);
-            }
+            });
+            ATTN.with(|c| *c.borrow_mut() = sc);
+        };
+        if team.size() == 1 || work < SPLIT_MIN_ATTENTION {
+            run(jobs);
+        } else {
+            team.split(&|part, parts| run(&jobs[share(jobs.len(), part, parts)]));
         }
     }
 }

@@ -147,6 +147,28 @@ impl PackedLinear {
         });
     }
 
+    /// Computes share `part` of `parts` of the output's panels (all rows), into `dst`, a
+    /// `[m, n]` row-major buffer that other threads fill with the other shares. Returns the
+    /// columns written.
+    ///
+    /// # Safety
+    /// `dst` must point to `m * n` floats that nothing else reads or writes in these columns
+    /// during the call.
+    pub(crate) unsafe fn forward_share(
+        &self,
+        x: &[f32],
+        m: usize,
+        dst: *mut f32,
+        part: usize,
+        parts: usize,
+    ) -> std::ops::Range<usize> {
+        assert_eq!(x.len(), m * self.k, "input is not [m, k]");
+        let panels = crate::team::share(self.n.div_ceil(PANEL), part, parts);
+        let cols = (panels.start * PANEL).min(self.n)..(panels.end * PANEL).min(self.n);
+        self.panels(isa(), x, m, panels, dst);
+        cols
+    }
+
     /// Computes the columns of `panels` for every row. `dst` points to `[m, n]` row-major.
     fn panels(&self, isa: Isa, x: &[f32], m: usize, panels: std::ops::Range<usize>, dst: *mut f32) {
         for p in panels {
@@ -200,17 +222,18 @@ impl PackedLinear {
     }
 }
 
+/// A buffer's pointer handed to threads that write disjoint parts of it.
 #[derive(Clone, Copy)]
-struct SendPtr(*mut f32);
+pub(crate) struct SendPtr(pub *mut f32);
 
 impl SendPtr {
     // A method, so closures capture the whole (Send) wrapper rather than the raw field.
-    fn get(self) -> *mut f32 {
+    pub(crate) fn get(self) -> *mut f32 {
         self.0
     }
 }
-// SAFETY: threads write disjoint column ranges (distinct panels) of the output, and the scope
-// joins them before the buffer is used again.
+// SAFETY: threads write disjoint parts (distinct panels, rows or heads) of the buffer, and are
+// joined before it is used again.
 unsafe impl Send for SendPtr {}
 // SAFETY: as above; the pointer is only copied, never dereferenced concurrently on one element.
 unsafe impl Sync for SendPtr {}
@@ -356,7 +379,11 @@ mod x86 {
                             r0 += $r;
                         }};
                     }
-                    match ($m - r0).min($full) {
+                    // Balanced tiles (64 rows: 11,11,11,11,10,10 rather than 12 x 5 + 4): a
+                    // short last tile streams the weight block for few rows.
+                    let left = $m - r0;
+                    let tiles = left.div_ceil($full);
+                    match left.div_ceil(tiles) {
                         1 => go!(1),
                         2 => go!(2),
                         3 => go!(3),

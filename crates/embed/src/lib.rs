@@ -52,6 +52,8 @@ mod hash_embedder;
 mod kernel;
 mod model;
 mod static_table;
+#[cfg(feature = "candle")]
+mod team;
 
 /// Turns texts into unit vectors. Implementations are `Send + Sync` so one loaded model serves
 /// every thread.

