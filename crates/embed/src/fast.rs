@@ -18,7 +18,7 @@
 //! - **Threads by size, kept awake.** Products with few rows run on one thread, where two
 //!   would spend more on synchronisation than they save. Larger steps (products split by
 //!   column panels, attention by head, LayerNorm by row, GELU with its product's columns) go
-//!   to a [`Team`] whose helpers spin between steps for the length of one forward, instead of
+//!   to a [`Team`] whose helpers stay awake between steps for the length of one forward, instead of
 //!   sleeping and being woken ~30 times (`team.rs`).
 //!
 //! Every value is computed in `f32` in the same order whatever the thread count (threads split
