@@ -332,10 +332,12 @@ pub fn bench(a: BenchArgs) -> Result<()> {
         return print_json(&r);
     }
     println!(
-        "{} on {} cores ({}), commit {}, {} tasks x {} rounds, mean {:.1} tokens",
+        "{} on {} cores ({}, {} kernel, {} weights), commit {}, {} tasks x {} rounds, mean {:.1} tokens",
         r.model.name,
         r.machine.cores,
         r.machine.cpu.as_deref().unwrap_or("unknown CPU"),
+        r.machine.kernel,
+        r.machine.weights,
         r.machine.commit.as_deref().unwrap_or("-"),
         r.tasks,
         r.iterations,

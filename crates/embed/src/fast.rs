@@ -24,7 +24,7 @@
 //! Every value is computed in `f32` in the same order whatever the thread count (threads split
 //! output columns, never a sum), so results are deterministic.
 
-use crate::kernel::{PackedLinear, SendPtr};
+use crate::kernel::{PackedLinear, SendPtr, weight_precision};
 use crate::team::{Team, share};
 use std::cell::RefCell;
 
@@ -56,9 +56,9 @@ impl DenseLinear {
         Self { w, bias, k, n }
     }
 
-    /// Packs the weight for the kernel.
+    /// Packs the weight for the kernel, stored in the process's [`weight_precision`].
     pub fn pack(self) -> PackedLinear {
-        PackedLinear::from_rows(&self.w, self.bias, self.n, self.k)
+        PackedLinear::from_rows_in(&self.w, self.bias, self.n, self.k, weight_precision())
     }
 }
 

@@ -11,6 +11,12 @@
 //! 6-row tiles), and a portable scalar one; picked at run time once (`is_x86_feature_detected!`)
 //! and cached. Each output value is one sum over `k` in ascending order, whatever the kernel's
 //! tiling or thread count, so results do not depend on how many threads ran.
+//!
+//! Model weights are stored as IEEE half floats by default ([`weight_precision`]): a forward
+//! streams every weight once, and at few rows that stream, not the arithmetic, sets the time
+//! (MiniLM's 10.6 M layer weights are 42 MB in f32, more than a 32 MiB L3; in f16, 21 MB, they
+//! stay in it). Each block of KC inputs is widened to f32 once (F16C), in L1, and the
+//! f32 tiles run on it unchanged, so the sums are the f32 kernel's over exactly-widened weights.
 
 use std::sync::OnceLock;
 
@@ -23,16 +29,54 @@ const KC: usize = 128;
 
 thread_local! {
     /// Per-thread accumulators of one panel, one row per input row.
-    static ACC32: std::cell::RefCell<Vec<[f32; PANEL]>> = const { std::cell::RefCell::new(Vec::new()) };
-    static ACC16: std::cell::RefCell<Vec<[f32; 16]>> = const { std::cell::RefCell::new(Vec::new()) };
+    static ACC: std::cell::RefCell<Vec<[f32; PANEL]>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-/// A weight matrix packed for [`matmul`].
+/// A weight matrix packed for the kernels.
 pub struct PackedLinear {
-    packed: Vec<f32>,
+    packed: Packed,
     bias: Vec<f32>,
     k: usize,
     n: usize,
+}
+
+/// Panels `[panel][k][PANEL]`, in f32 or as f16 bit patterns.
+enum Packed {
+    F32(Vec<f32>),
+    F16(Vec<u16>),
+}
+
+/// How model weights are stored for the forward.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Precision {
+    /// Exact f32 weights.
+    F32,
+    /// IEEE half floats, widened in L1 per block (half the memory traffic of f32).
+    F16,
+}
+
+/// The largest finite f16; a weight beyond it keeps its matrix in f32.
+const F16_MAX: f32 = 65504.0;
+
+/// The storage of model weights: f16 where the CPU widens halves in hardware (F16C, with an
+/// AVX2 or AVX-512 kernel), f32 otherwise; `SWITCHYARD_WEIGHTS=f32` (or `f16`) forces one.
+pub fn weight_precision() -> Precision {
+    static PRECISION: OnceLock<Precision> = OnceLock::new();
+    *PRECISION.get_or_init(|| match std::env::var("SWITCHYARD_WEIGHTS").as_deref() {
+        Ok("f32") => Precision::F32,
+        Ok("f16") => Precision::F16,
+        _ if has_f16c() => Precision::F16,
+        _ => Precision::F32,
+    })
+}
+
+/// Whether the selected kernel can widen halves in hardware.
+fn has_f16c() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if isa() != Isa::Scalar && is_x86_feature_detected!("f16c") {
+        return true;
+    }
+    false
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,6 +112,14 @@ pub(crate) fn has_avx2_fma() -> bool {
     matches!(isa(), Isa::Avx2 | Isa::Avx512)
 }
 
+/// How model weights are stored, for reports: `f16` or `f32`.
+pub fn weight_storage() -> &'static str {
+    match weight_precision() {
+        Precision::F16 => "f16",
+        Precision::F32 => "f32",
+    }
+}
+
 /// The kernel in use, for reports: `avx512`, `avx2` or `scalar`.
 pub fn kernel_name() -> &'static str {
     match isa() {
@@ -92,7 +144,7 @@ impl PackedLinear {
                 }
             }
         }
-        Self { packed, bias, k, n }
+        Self { packed: Packed::F32(packed), bias, k, n }
     }
 
     /// Packs a weight given in Hugging Face layout, `w[n, k]` row-major (each output's
@@ -107,7 +159,35 @@ impl PackedLinear {
                 packed[base + kk * PANEL] = v;
             }
         }
-        Self { packed, bias, k, n }
+        Self { packed: Packed::F32(packed), bias, k, n }
+    }
+
+    /// As [`PackedLinear::from_rows`], storing the weights in `precision`. A matrix with a
+    /// weight outside f16's range stays in f32 (the conversion would make it infinite).
+    pub fn from_rows_in(
+        w: &[f32],
+        bias: Vec<f32>,
+        n: usize,
+        k: usize,
+        precision: Precision,
+    ) -> Self {
+        let mut lin = Self::from_rows(w, bias, n, k);
+        if precision == Precision::F16
+            && w.iter().all(|v| v.abs() <= F16_MAX)
+            && let Packed::F32(p) = &lin.packed
+        {
+            lin.packed = Packed::F16(f32_to_f16(p));
+        }
+        lin
+    }
+
+    /// The precision the weights are stored in.
+    #[cfg(test)]
+    fn precision(&self) -> Precision {
+        match self.packed {
+            Packed::F32(_) => Precision::F32,
+            Packed::F16(_) => Precision::F16,
+        }
     }
 
     /// Input width.
@@ -171,53 +251,75 @@ impl PackedLinear {
 
     /// Computes the columns of `panels` for every row. `dst` points to `[m, n]` row-major.
     fn panels(&self, isa: Isa, x: &[f32], m: usize, panels: std::ops::Range<usize>, dst: *mut f32) {
+        let len = self.k * PANEL;
         for p in panels {
-            let w = &self.packed[p * self.k * PANEL..(p + 1) * self.k * PANEL];
+            let w = match &self.packed {
+                Packed::F32(v) => Weights::F32(&v[p * len..(p + 1) * len]),
+                Packed::F16(v) => Weights::F16(&v[p * len..(p + 1) * len]),
+            };
             let col0 = p * PANEL;
             let width = (self.n - col0).min(PANEL);
+            let bias = &self.bias[col0..col0 + width];
             match isa {
                 #[cfg(target_arch = "x86_64")]
-                // SAFETY: avx512f was detected at run time before `Isa::Avx512` was chosen.
+                // SAFETY: avx512f was detected at run time before `Isa::Avx512` was chosen, and
+                // f16 weights exist only where F16C was detected too.
                 Isa::Avx512 => unsafe {
-                    x86::panel_avx512(
-                        x,
-                        m,
-                        self.k,
-                        w,
-                        &self.bias[col0..col0 + width],
-                        dst,
-                        self.n,
-                        col0,
-                        width,
-                    )
+                    x86::panel_avx512(x, m, self.k, w, bias, dst, self.n, col0)
                 },
                 #[cfg(target_arch = "x86_64")]
-                // SAFETY: avx2 and fma were detected at run time before `Isa::Avx2` was chosen.
-                Isa::Avx2 => unsafe {
-                    x86::panel_avx2(
-                        x,
-                        m,
-                        self.k,
-                        w,
-                        &self.bias[col0..col0 + width],
-                        dst,
-                        self.n,
-                        col0,
-                        width,
-                    )
-                },
-                _ => panel_scalar(
-                    x,
-                    m,
-                    self.k,
-                    w,
-                    &self.bias[col0..col0 + width],
-                    dst,
-                    self.n,
-                    col0,
-                    width,
-                ),
+                // SAFETY: avx2 and fma were detected at run time before `Isa::Avx2` was chosen,
+                // and f16 weights exist only where F16C was detected too.
+                Isa::Avx2 => unsafe { x86::panel_avx2(x, m, self.k, w, bias, dst, self.n, col0) },
+                _ => panel_scalar(x, m, self.k, w, bias, dst, self.n, col0),
             }
+        }
+    }
+}
+
+/// One panel's weights, `[k][PANEL]`.
+#[derive(Clone, Copy)]
+enum Weights<'a> {
+    F32(&'a [f32]),
+    F16(&'a [u16]),
+}
+
+/// A block of KC x PANEL weights widened to f32, aligned for the tiles' loads.
+#[repr(C, align(64))]
+struct Block([f32; KC * PANEL]);
+
+/// Converts f32 to f16 bit patterns, rounding to nearest even (F16C when present).
+fn f32_to_f16(src: &[f32]) -> Vec<u16> {
+    let mut out = vec![0u16; src.len()];
+    #[cfg(target_arch = "x86_64")]
+    if is_x86_feature_detected!("f16c") {
+        // SAFETY: f16c (which implies avx) was detected just above.
+        unsafe { x86::narrow_f16c(src, &mut out) };
+        return out;
+    }
+    for (o, &v) in out.iter_mut().zip(src) {
+        *o = half::f16::from_f32(v).to_bits();
+    }
+    out
+}
+
+/// The f32 weights of inputs `kb..kb + kc` of a panel: borrowed, or widened into `block`.
+fn block_of<'b>(w: Weights<'b>, kb: usize, kc: usize, block: &'b mut Block) -> &'b [f32] {
+    match w {
+        Weights::F32(v) => &v[kb * PANEL..(kb + kc) * PANEL],
+        Weights::F16(v) => {
+            let src = &v[kb * PANEL..(kb + kc) * PANEL];
+            let dst = &mut block.0[..kc * PANEL];
+            #[cfg(target_arch = "x86_64")]
+            if has_f16c() {
+                // SAFETY: F16C was detected.
+                unsafe { x86::widen_f16c(src, dst) };
+                return dst;
+            }
+            for (d, &h) in dst.iter_mut().zip(src) {
+                *d = half::f16::from_bits(h).to_f32();
+            }
+            dst
         }
     }
 }
@@ -238,60 +340,66 @@ unsafe impl Send for SendPtr {}
 // SAFETY: as above; the pointer is only copied, never dereferenced concurrently on one element.
 unsafe impl Sync for SendPtr {}
 
-/// Writes `width` columns from `col0` of every row: `dst[r, col0 + c]`.
+/// Writes the panel's columns from `col0` (`bias.len()` of them) of every row: `dst[r, col0 + c]`.
 #[allow(clippy::too_many_arguments)] // a kernel's full description; grouping would hide it
 fn panel_scalar(
     x: &[f32],
     m: usize,
     k: usize,
-    w: &[f32],
+    w: Weights<'_>,
     bias: &[f32],
     dst: *mut f32,
     n: usize,
     col0: usize,
-    width: usize,
 ) {
-    let mut acc = [0f32; PANEL];
-    for r in 0..m {
-        acc[..width].copy_from_slice(bias);
-        acc[width..].fill(0.0);
-        let xr = &x[r * k..(r + 1) * k];
-        for (kk, &xv) in xr.iter().enumerate() {
-            let wr = &w[kk * PANEL..(kk + 1) * PANEL];
-            for (a, wv) in acc.iter_mut().zip(wr) {
-                *a += xv * wv;
+    let width = bias.len();
+    let mut b = [0f32; PANEL];
+    b[..width].copy_from_slice(bias);
+    let mut acc = vec![b; m];
+    let mut block = Block([0.0; KC * PANEL]);
+    for kb in (0..k).step_by(KC) {
+        let kc = KC.min(k - kb);
+        let wb = block_of(w, kb, kc, &mut block);
+        for (r, a) in acc.iter_mut().enumerate() {
+            let xr = &x[r * k + kb..r * k + kb + kc];
+            for (&xv, wr) in xr.iter().zip(wb.chunks_exact(PANEL)) {
+                for (s, wv) in a.iter_mut().zip(wr) {
+                    *s += xv * wv;
+                }
             }
         }
+    }
+    for (r, a) in acc.iter().enumerate() {
         // SAFETY: row r, columns col0..col0+width lie inside the [m, n] output.
         let out = unsafe { std::slice::from_raw_parts_mut(dst.add(r * n + col0), width) };
-        out.copy_from_slice(&acc[..width]);
+        out.copy_from_slice(&a[..width]);
     }
 }
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::{KC, PANEL};
+    use super::{Block, KC, PANEL, Weights, block_of};
     use std::arch::x86_64::*;
 
     /// Adds `x[R rows, kc] * w[kc, 32]` into `acc` (R rows of 32), in zmm registers.
     ///
     /// # Safety
     /// `x` points to R rows of at least `kc` floats at stride `ldx`, `w` to `kc * PANEL`
-    /// floats, and the CPU has avx512f.
+    /// floats, `acc` to R rows of PANEL floats, and the CPU has avx512f.
     #[target_feature(enable = "avx512f")]
     unsafe fn tile_avx512<const R: usize>(
         x: *const f32,
         ldx: usize,
         kc: usize,
         w: *const f32,
-        acc: &mut [[f32; PANEL]],
+        acc: *mut f32,
     ) {
         let mut a = [[_mm512_setzero_ps(); 2]; R];
         for (r, reg) in a.iter_mut().enumerate() {
-            // SAFETY: acc has R rows of 32 floats.
+            // SAFETY: acc has R rows of PANEL floats.
             unsafe {
-                reg[0] = _mm512_loadu_ps(acc[r].as_ptr());
-                reg[1] = _mm512_loadu_ps(acc[r].as_ptr().add(16));
+                reg[0] = _mm512_loadu_ps(acc.add(r * PANEL));
+                reg[1] = _mm512_loadu_ps(acc.add(r * PANEL + 16));
             }
         }
         for kk in 0..kc {
@@ -307,33 +415,35 @@ mod x86 {
             }
         }
         for (r, reg) in a.iter().enumerate() {
-            // SAFETY: acc has R rows of 32 floats.
+            // SAFETY: acc has R rows of PANEL floats.
             unsafe {
-                _mm512_storeu_ps(acc[r].as_mut_ptr(), reg[0]);
-                _mm512_storeu_ps(acc[r].as_mut_ptr().add(16), reg[1]);
+                _mm512_storeu_ps(acc.add(r * PANEL), reg[0]);
+                _mm512_storeu_ps(acc.add(r * PANEL + 16), reg[1]);
             }
         }
     }
 
-    /// Adds `x[R rows, kc] * w[kc, 16 of 32]` into `acc` (R rows of 16), in ymm registers.
+    /// Adds `x[R rows, kc] * w[kc, 16 of 32]` into `acc` (R rows of 16 at stride PANEL), in
+    /// ymm registers.
     ///
     /// # Safety
     /// `x` points to R rows of at least `kc` floats at stride `ldx`, `w` to `kc * PANEL`
-    /// floats read 16 at a time, and the CPU has avx2 and fma.
+    /// floats read 16 at a time, `acc` to R rows of 16 floats at stride PANEL, and the CPU has
+    /// avx2 and fma.
     #[target_feature(enable = "avx2,fma")]
     unsafe fn tile_avx2<const R: usize>(
         x: *const f32,
         ldx: usize,
         kc: usize,
         w: *const f32,
-        acc: &mut [[f32; 16]],
+        acc: *mut f32,
     ) {
         let mut a = [[_mm256_setzero_ps(); 2]; R];
         for (r, reg) in a.iter_mut().enumerate() {
-            // SAFETY: acc has R rows of 16 floats.
+            // SAFETY: acc has R rows of 16 floats at stride PANEL.
             unsafe {
-                reg[0] = _mm256_loadu_ps(acc[r].as_ptr());
-                reg[1] = _mm256_loadu_ps(acc[r].as_ptr().add(8));
+                reg[0] = _mm256_loadu_ps(acc.add(r * PANEL));
+                reg[1] = _mm256_loadu_ps(acc.add(r * PANEL + 8));
             }
         }
         for kk in 0..kc {
@@ -349,125 +459,170 @@ mod x86 {
             }
         }
         for (r, reg) in a.iter().enumerate() {
-            // SAFETY: acc has R rows of 16 floats.
+            // SAFETY: acc has R rows of 16 floats at stride PANEL.
             unsafe {
-                _mm256_storeu_ps(acc[r].as_mut_ptr(), reg[0]);
-                _mm256_storeu_ps(acc[r].as_mut_ptr().add(8), reg[1]);
+                _mm256_storeu_ps(acc.add(r * PANEL), reg[0]);
+                _mm256_storeu_ps(acc.add(r * PANEL + 8), reg[1]);
             }
         }
     }
 
-    /// Runs `$tile` over all rows in tiles of `$full` (then one smaller tile), for each block
-    /// of KC inputs: a weight block stays in L1 while every row tile uses it.
-    macro_rules! blocked {
-        ($tile:ident, $full:literal, $x:ident, $m:ident, $k:ident, $w:expr, $acc:ident) => {{
-            let mut kb = 0;
-            while kb < $k {
-                let kc = KC.min($k - kb);
-                // SAFETY: kb < k keeps the block inside the packed panel.
-                let wb = unsafe { $w.add(kb * PANEL) };
-                let mut r0 = 0;
-                while r0 < $m {
-                    // SAFETY: r0 < m and kb < k keep the pointer inside x.
-                    let xp = unsafe { $x.as_ptr().add(r0 * $k + kb) };
-                    let rows = &mut $acc[r0..];
-                    macro_rules! go {
-                        ($r:literal) => {{
-                            // SAFETY: the CPU feature was checked by the dispatch; rows has at
-                            // least $r rows; xp and wb are in bounds as above.
-                            unsafe { $tile::<$r>(xp, $k, kc, wb, rows) };
-                            r0 += $r;
-                        }};
-                    }
-                    // Balanced tiles (64 rows: 11,11,11,11,10,10 rather than 12 x 5 + 4): a
-                    // short last tile streams the weight block for few rows.
-                    let left = $m - r0;
-                    let tiles = left.div_ceil($full);
-                    match left.div_ceil(tiles) {
-                        1 => go!(1),
-                        2 => go!(2),
-                        3 => go!(3),
-                        4 => go!(4),
-                        5 => go!(5),
-                        6 => go!(6),
-                        7 => go!(7),
-                        8 => go!(8),
-                        9 => go!(9),
-                        10 => go!(10),
-                        11 => go!(11),
-                        _ => go!(12),
-                    }
+    /// Runs `$tile` over all `$m` rows of the accumulators `$acc` (rows of PANEL, from `$col`)
+    /// for one block of `$kc` inputs from `$kb`, whose weights `$wb` stay in L1 while every tile
+    /// of rows reads them. Tiles are balanced (64 rows in 6-row tiles: 6 x 10 + 4 would stream
+    /// the block for 4 rows; 7,7,...,6 does not).
+    macro_rules! rows_of_block {
+        ($tile:ident, $full:literal, $x:ident, $m:ident, $k:ident, $kb:ident, $kc:ident, $wb:expr, $acc:expr) => {{
+            let mut r0 = 0;
+            while r0 < $m {
+                // SAFETY: r0 < m and kb < k keep the pointer inside x.
+                let xp = unsafe { $x.as_ptr().add(r0 * $k + $kb) };
+                // SAFETY: row r0 < m of the accumulators.
+                let ap = unsafe { $acc.add(r0 * PANEL) };
+                macro_rules! go {
+                    ($r:literal) => {{
+                        // SAFETY: the CPU feature was checked by the dispatch; at least $r rows
+                        // are left; xp, wb and ap are in bounds as above.
+                        unsafe { $tile::<$r>(xp, $k, $kc, $wb, ap) };
+                        r0 += $r;
+                    }};
                 }
-                kb += KC;
+                let left = $m - r0;
+                let tiles = left.div_ceil($full);
+                match left.div_ceil(tiles) {
+                    1 => go!(1),
+                    2 => go!(2),
+                    3 => go!(3),
+                    4 => go!(4),
+                    5 => go!(5),
+                    6 => go!(6),
+                    7 => go!(7),
+                    8 => go!(8),
+                    9 => go!(9),
+                    10 => go!(10),
+                    11 => go!(11),
+                    _ => go!(12),
+                }
             }
         }};
     }
 
+    /// Writes the accumulated rows' first `width` columns to `dst[r, col0..]`.
+    ///
+    /// # Safety
+    /// `dst` is a `[acc.len(), n]` buffer with `col0 + width <= n`.
+    unsafe fn store(acc: &[[f32; PANEL]], width: usize, dst: *mut f32, n: usize, col0: usize) {
+        for (r, row) in acc.iter().enumerate() {
+            // SAFETY: row r and columns col0..col0+width lie in the output.
+            unsafe { std::ptr::copy_nonoverlapping(row.as_ptr(), dst.add(r * n + col0), width) };
+        }
+    }
+
+    /// Accumulators of one panel, one row per input row, starting at the bias.
+    fn start_acc(acc: &mut Vec<[f32; PANEL]>, m: usize, bias: &[f32]) {
+        let mut b = [0f32; PANEL];
+        b[..bias.len()].copy_from_slice(bias);
+        acc.clear();
+        acc.resize(m, b);
+    }
+
     #[allow(clippy::too_many_arguments)] // a kernel's full description; grouping would hide it
-    #[target_feature(enable = "avx512f")]
+    #[target_feature(enable = "avx512f,f16c")]
     pub(super) unsafe fn panel_avx512(
         x: &[f32],
         m: usize,
         k: usize,
-        w: &[f32],
+        w: Weights<'_>,
         bias: &[f32],
         dst: *mut f32,
         n: usize,
         col0: usize,
-        width: usize,
     ) {
-        super::ACC32.with(|cell| {
+        super::ACC.with(|cell| {
             let mut acc = cell.borrow_mut();
-            acc.clear();
-            let mut b = [0f32; PANEL];
-            b[..width].copy_from_slice(bias);
-            acc.resize(m, b);
-            blocked!(tile_avx512, 12, x, m, k, w.as_ptr(), acc);
-            for (r, row) in acc.iter().enumerate() {
-                // SAFETY: row r < m and columns col0..col0+width < n lie in the output.
-                unsafe {
-                    std::ptr::copy_nonoverlapping(row.as_ptr(), dst.add(r * n + col0), width)
-                };
+            start_acc(&mut acc, m, bias);
+            let ap = acc.as_mut_ptr().cast::<f32>();
+            let mut block = Block([0.0; KC * PANEL]);
+            for kb in (0..k).step_by(KC) {
+                let kc = KC.min(k - kb);
+                let wb = block_of(w, kb, kc, &mut block).as_ptr();
+                rows_of_block!(tile_avx512, 12, x, m, k, kb, kc, wb, ap);
             }
+            // SAFETY: the caller's output is [m, n] and the panel's columns fit in it.
+            unsafe { store(&acc, bias.len(), dst, n, col0) };
         });
     }
 
     #[allow(clippy::too_many_arguments)] // a kernel's full description; grouping would hide it
-    #[target_feature(enable = "avx2,fma")]
+    #[target_feature(enable = "avx2,fma,f16c")]
     pub(super) unsafe fn panel_avx2(
         x: &[f32],
         m: usize,
         k: usize,
-        w: &[f32],
+        w: Weights<'_>,
         bias: &[f32],
         dst: *mut f32,
         n: usize,
         col0: usize,
-        width: usize,
     ) {
-        super::ACC16.with(|cell| {
+        super::ACC.with(|cell| {
             let mut acc = cell.borrow_mut();
-            for half in 0..2 {
-                let c = half * 16;
-                if c >= width {
-                    break;
-                }
-                let wd = (width - c).min(16);
-                let mut b = [0f32; 16];
-                b[..wd].copy_from_slice(&bias[c..c + wd]);
-                acc.clear();
-                acc.resize(m, b);
-                // SAFETY: the half-panel starts inside the packed panel.
-                let wp = unsafe { w.as_ptr().add(c) };
-                blocked!(tile_avx2, 6, x, m, k, wp, acc);
-                for (r, row) in acc.iter().enumerate() {
-                    // SAFETY: row r < m and columns col0+c..col0+c+wd < n lie in the output.
-                    unsafe {
-                        std::ptr::copy_nonoverlapping(row.as_ptr(), dst.add(r * n + col0 + c), wd)
-                    };
+            start_acc(&mut acc, m, bias);
+            let ap = acc.as_mut_ptr().cast::<f32>();
+            let mut block = Block([0.0; KC * PANEL]);
+            for kb in (0..k).step_by(KC) {
+                let kc = KC.min(k - kb);
+                let wb = block_of(w, kb, kc, &mut block).as_ptr();
+                // Both 16-column halves of the block while it is in L1.
+                for half in 0..2 {
+                    let c = half * 16;
+                    if c >= bias.len() {
+                        break;
+                    }
+                    // SAFETY: column c < PANEL of the block and of the accumulator rows.
+                    let (wh, ah) = unsafe { (wb.add(c), ap.add(c)) };
+                    rows_of_block!(tile_avx2, 6, x, m, k, kb, kc, wh, ah);
                 }
             }
+            // SAFETY: the caller's output is [m, n] and the panel's columns fit in it.
+            unsafe { store(&acc, bias.len(), dst, n, col0) };
         });
+    }
+
+    /// `dst = f16(src)`, rounding to nearest even.
+    ///
+    /// # Safety
+    /// The CPU has F16C; `dst` is as long as `src`.
+    #[target_feature(enable = "avx,f16c")]
+    pub(super) unsafe fn narrow_f16c(src: &[f32], dst: &mut [u16]) {
+        let mut s = src.chunks_exact(8);
+        let mut d = dst.chunks_exact_mut(8);
+        for (si, di) in (&mut s).zip(&mut d) {
+            // SAFETY: 8 floats in, 8 halves out.
+            unsafe {
+                let h = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(_mm256_loadu_ps(si.as_ptr()));
+                _mm_storeu_si128(di.as_mut_ptr().cast(), h);
+            }
+        }
+        for (o, &v) in d.into_remainder().iter_mut().zip(s.remainder()) {
+            *o = half::f16::from_f32(v).to_bits();
+        }
+    }
+
+    /// `dst = f32(src)` (exact).
+    ///
+    /// # Safety
+    /// The CPU has F16C; `dst` is as long as `src`, a multiple of 8 (whole panel rows).
+    #[target_feature(enable = "avx,f16c")]
+    pub(super) unsafe fn widen_f16c(src: &[u16], dst: &mut [f32]) {
+        debug_assert!(src.len() == dst.len() && src.len().is_multiple_of(8));
+        for (si, di) in src.chunks_exact(8).zip(dst.chunks_exact_mut(8)) {
+            // SAFETY: 8 halves in, 8 floats out.
+            unsafe {
+                let v = _mm256_cvtph_ps(_mm_loadu_si128(si.as_ptr().cast()));
+                _mm256_storeu_ps(di.as_mut_ptr(), v);
+            }
+        }
     }
 }
 
@@ -503,28 +658,66 @@ mod tests {
 
     #[test]
     fn every_shape_matches_the_naive_product_on_any_thread_count() {
-        for &(m, k, n) in
-            &[(1, 3, 5), (7, 17, 40), (13, 64, 96), (25, 33, 70), (12, 8, 32), (30, 300, 48)]
-        {
+        for &(m, k, n) in &[
+            (1, 3, 5),
+            (7, 17, 40),
+            (13, 64, 96),
+            (25, 33, 70),
+            (12, 8, 32),
+            (30, 300, 48),
+            (9, 130, 33),
+        ] {
             let x: Vec<f32> = (0..m * k).map(|i| ((i * 7 % 13) as f32 - 6.0) / 7.0).collect();
             let w: Vec<f32> = (0..k * n).map(|i| ((i * 5 % 11) as f32 - 5.0) / 9.0).collect();
             let b: Vec<f32> = (0..n).map(|i| i as f32 / 10.0).collect();
-            let want = naive(&x, &w, &b, m, k, n);
             let lin = PackedLinear::new(&w, b.clone(), k, n);
             let rows: Vec<f32> = (0..n * k).map(|i| w[(i % k) * n + i / k]).collect();
-            assert_eq!(PackedLinear::from_rows(&rows, b, n, k).packed, lin.packed);
-            for isa in available() {
-                for threads in [1, 2, 3] {
-                    let mut out = Vec::new();
-                    lin.forward_with(isa, &x, m, &mut out, threads);
-                    for (i, (a, e)) in out.iter().zip(&want).enumerate() {
-                        assert!(
-                            (a - e).abs() < 1e-4,
-                            "{m}x{k}x{n} {isa:?} t{threads} [{i}]: {a} vs {e}"
-                        );
+            assert_eq!(PackedLinear::from_rows(&rows, b.clone(), n, k).precision(), Precision::F32);
+            let half = PackedLinear::from_rows_in(&rows, b.clone(), n, k, Precision::F16);
+            assert_eq!(half.precision(), Precision::F16);
+            // The f16 kernels compute with exactly the rounded weights.
+            let rounded: Vec<f32> = w.iter().map(|&v| half::f16::from_f32(v).to_f32()).collect();
+            for (lin, w) in [(&lin, &w), (&half, &rounded)] {
+                let want = naive(&x, w, &b, m, k, n);
+                for isa in available() {
+                    for threads in [1, 2, 3] {
+                        let mut out = Vec::new();
+                        lin.forward_with(isa, &x, m, &mut out, threads);
+                        for (i, (a, e)) in out.iter().zip(&want).enumerate() {
+                            assert!(
+                                (a - e).abs() < 1e-4,
+                                "{m}x{k}x{n} {isa:?} {:?} t{threads} [{i}]: {a} vs {e}",
+                                lin.precision()
+                            );
+                        }
                     }
                 }
             }
         }
+    }
+
+    #[test]
+    fn halves_round_to_nearest_and_widen_exactly() {
+        let src: Vec<f32> = (0..1000).map(|i| ((i as f32) * 0.37 - 170.0).sin() * 3.0).collect();
+        let narrow = f32_to_f16(&src);
+        for (&v, &h) in src.iter().zip(&narrow) {
+            assert_eq!(h, half::f16::from_f32(v).to_bits(), "{v}");
+        }
+        let mut block = Block([0.0; KC * PANEL]);
+        let rows = narrow.len() / PANEL;
+        let wide = block_of(Weights::F16(&narrow[..rows * PANEL]), 0, rows, &mut block);
+        for (&w, &h) in wide.iter().zip(&narrow) {
+            assert_eq!(w, half::f16::from_bits(h).to_f32());
+        }
+    }
+
+    #[test]
+    fn weights_beyond_the_f16_range_stay_in_f32() {
+        let w = vec![1.0, 70000.0, -2.0, 0.5];
+        let lin = PackedLinear::from_rows_in(&w, vec![0.0; 2], 2, 2, Precision::F16);
+        assert_eq!(lin.precision(), Precision::F32);
+        let mut out = Vec::new();
+        lin.forward(&[1.0, 1.0], 1, &mut out, 1);
+        assert_eq!(out, vec![70001.0, -1.5]);
     }
 }

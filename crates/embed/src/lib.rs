@@ -21,12 +21,18 @@ pub use crate::error::{EmbedError, Result};
 pub use crate::fingerprint::{Fingerprint, sha256_file, sha256_hex};
 pub use crate::hash_embedder::HashEmbedder;
 #[cfg(feature = "candle")]
-pub use crate::kernel::kernel_name;
+pub use crate::kernel::{kernel_name, weight_storage};
 pub use crate::static_table::{Coverage, StaticTable};
 
 /// The matrix kernel in use: none without the `candle` feature (no transformer is compiled in).
 #[cfg(not(feature = "candle"))]
 pub fn kernel_name() -> &'static str {
+    "none"
+}
+
+/// How model weights are stored: none without the `candle` feature.
+#[cfg(not(feature = "candle"))]
+pub fn weight_storage() -> &'static str {
     "none"
 }
 pub use crate::model::{

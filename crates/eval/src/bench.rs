@@ -149,6 +149,8 @@ pub struct Machine {
     pub commit: Option<String>,
     /// The matrix kernel the fast forward picked (`avx512`, `avx2`, `scalar`).
     pub kernel: &'static str,
+    /// How the model's layer weights are stored (`f16`, `f32`; `SWITCHYARD_WEIGHTS`).
+    pub weights: &'static str,
 }
 
 /// The report of `switchyard bench`.
@@ -370,5 +372,6 @@ pub fn machine() -> Machine {
         rayon_num_threads: std::env::var("RAYON_NUM_THREADS").ok(),
         commit,
         kernel: switchyard_embed::kernel_name(),
+        weights: switchyard_embed::weight_storage(),
     }
 }
