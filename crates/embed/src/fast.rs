@@ -482,11 +482,19 @@ mod tests {
         let b: Vec<f32> = (0..n).map(|i| i as f32 * 0.1).collect();
         let x: Vec<f32> = (0..m * k).map(|i| (i as f32 * 0.11).cos()).collect();
         let lin = DenseLinear::from_hf(&w, b.clone(), n, k).pack();
+        // `pack` stores the weights in the process's precision; the kernel is exact on them.
+        let stored: Vec<f32> = match weight_precision() {
+            crate::kernel::Precision::F16 => {
+                w.iter().map(|&v| half::f16::from_f32(v).to_f32()).collect()
+            }
+            crate::kernel::Precision::F32 => w.clone(),
+        };
         let mut out = Vec::new();
         lin.forward(&x, m, &mut out, 1);
         for r in 0..m {
             for c in 0..n {
-                let want: f32 = (0..k).map(|i| x[r * k + i] * w[c * k + i]).sum::<f32>() + b[c];
+                let want: f32 =
+                    (0..k).map(|i| x[r * k + i] * stored[c * k + i]).sum::<f32>() + b[c];
                 assert!((out[r * n + c] - want).abs() < 1e-5);
             }
         }
