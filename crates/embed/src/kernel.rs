@@ -381,7 +381,7 @@ fn panel_scalar(
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::{KC, PANEL, Weights, block_of};
+    use super::{Block, KC, PANEL, Weights, block_of};
     use std::arch::x86_64::*;
 
     /// Adds `x[R rows, kc] * w[kc, 32]` into `acc` (R rows of 32), in zmm registers.
@@ -526,12 +526,32 @@ mod x86 {
         }
     }
 
-    /// Accumulators of one panel, one row per input row, starting at the bias.
-    fn start_acc(acc: &mut Vec<[f32; PANEL]>, m: usize, bias: &[f32]) {
-        let mut b = [0f32; PANEL];
-        b[..bias.len()].copy_from_slice(bias);
-        acc.clear();
-        acc.resize(m, b);
+    /// Runs `body` on this thread's accumulators (`m` rows of one panel, starting at the bias)
+    /// and block of widened weights, then writes the rows' first `bias.len()` columns to
+    /// `dst[r, col0..]`.
+    ///
+    /// # Safety
+    /// `dst` is a `[m, n]` buffer with `col0 + bias.len() <= n`.
+    unsafe fn with_panel(
+        m: usize,
+        bias: &[f32],
+        dst: *mut f32,
+        n: usize,
+        col0: usize,
+        body: impl FnOnce(*mut f32, &mut Block),
+    ) {
+        super::ACC.with(|cell| {
+            super::BLOCK.with(|blk| {
+                let mut acc = cell.borrow_mut();
+                let mut b = [0f32; PANEL];
+                b[..bias.len()].copy_from_slice(bias);
+                acc.clear();
+                acc.resize(m, b);
+                body(acc.as_mut_ptr().cast::<f32>(), &mut blk.borrow_mut());
+                // SAFETY: the caller's output is [m, n] and the panel's columns fit in it.
+                unsafe { store(&acc, bias.len(), dst, n, col0) };
+            })
+        });
     }
 
     #[allow(clippy::too_many_arguments)] // a kernel's full description; grouping would hide it
@@ -546,21 +566,15 @@ mod x86 {
         n: usize,
         col0: usize,
     ) {
-        super::ACC.with(|cell| {
-            super::BLOCK.with(|blk| {
-                let mut acc = cell.borrow_mut();
-                let mut block = blk.borrow_mut();
-                start_acc(&mut acc, m, bias);
-                let ap = acc.as_mut_ptr().cast::<f32>();
-                for kb in (0..k).step_by(KC) {
-                    let kc = KC.min(k - kb);
-                    let wb = block_of(w, kb, kc, &mut block).as_ptr();
-                    rows_of_block!(tile_avx512, 12, x, m, k, kb, kc, wb, ap);
-                }
-                // SAFETY: the caller's output is [m, n] and the panel's columns fit in it.
-                unsafe { store(&acc, bias.len(), dst, n, col0) };
-            })
-        });
+        let body = |ap: *mut f32, block: &mut Block| {
+            for kb in (0..k).step_by(KC) {
+                let kc = KC.min(k - kb);
+                let wb = block_of(w, kb, kc, block).as_ptr();
+                rows_of_block!(tile_avx512, 12, x, m, k, kb, kc, wb, ap);
+            }
+        };
+        // SAFETY: the caller's output is [m, n] and the panel's columns fit in it.
+        unsafe { with_panel(m, bias, dst, n, col0, body) }
     }
 
     #[allow(clippy::too_many_arguments)] // a kernel's full description; grouping would hide it
@@ -575,30 +589,24 @@ mod x86 {
         n: usize,
         col0: usize,
     ) {
-        super::ACC.with(|cell| {
-            super::BLOCK.with(|blk| {
-                let mut acc = cell.borrow_mut();
-                let mut block = blk.borrow_mut();
-                start_acc(&mut acc, m, bias);
-                let ap = acc.as_mut_ptr().cast::<f32>();
-                for kb in (0..k).step_by(KC) {
-                    let kc = KC.min(k - kb);
-                    let wb = block_of(w, kb, kc, &mut block).as_ptr();
-                    // Both 16-column halves of the block while it is in L1.
-                    for half in 0..2 {
-                        let c = half * 16;
-                        if c >= bias.len() {
-                            break;
-                        }
-                        // SAFETY: column c < PANEL of the block and of the accumulator rows.
-                        let (wh, ah) = unsafe { (wb.add(c), ap.add(c)) };
-                        rows_of_block!(tile_avx2, 6, x, m, k, kb, kc, wh, ah);
+        let body = |ap: *mut f32, block: &mut Block| {
+            for kb in (0..k).step_by(KC) {
+                let kc = KC.min(k - kb);
+                let wb = block_of(w, kb, kc, block).as_ptr();
+                // Both 16-column halves of the block while it is in L1.
+                for half in 0..2 {
+                    let c = half * 16;
+                    if c >= bias.len() {
+                        break;
                     }
+                    // SAFETY: column c < PANEL of the block and of the accumulator rows.
+                    let (wh, ah) = unsafe { (wb.add(c), ap.add(c)) };
+                    rows_of_block!(tile_avx2, 6, x, m, k, kb, kc, wh, ah);
                 }
-                // SAFETY: the caller's output is [m, n] and the panel's columns fit in it.
-                unsafe { store(&acc, bias.len(), dst, n, col0) };
-            })
-        });
+            }
+        };
+        // SAFETY: the caller's output is [m, n] and the panel's columns fit in it.
+        unsafe { with_panel(m, bias, dst, n, col0, body) }
     }
 
     /// `dst = f16(src)`, rounding to nearest even.
