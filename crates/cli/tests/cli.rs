@@ -95,15 +95,7 @@ fn unknown_models_and_tokenizers_are_explained() {
 /// (`$HF_HOME/hub/models--org--name/{refs,snapshots}`), offline.
 #[test]
 fn a_repo_id_resolves_through_the_hugging_face_cache() {
-    let models = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/minilm");
-    if !models.join("model.safetensors").is_file() {
-        assert!(
-            std::env::var("SWITCHYARD_REQUIRE_MODELS").as_deref() != Ok("1"),
-            "minilm is not provisioned"
-        );
-        eprintln!("skipping: minilm is not provisioned (python3 models/provision.py)");
-        return;
-    }
+    let Some(models) = minilm_dir() else { return };
     let home = tempfile::tempdir().unwrap();
     let repo = home.path().join("hub/models--acme--mini-encoder");
     let snap = repo.join("snapshots/0123456789abcdef");
@@ -131,6 +123,57 @@ fn a_repo_id_resolves_through_the_hugging_face_cache() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("never downloads"), "{}", stderr(&o));
+}
+
+/// The provisioned MiniLM folder, or `None` (with a message) where it is not provisioned.
+fn minilm_dir() -> Option<std::path::PathBuf> {
+    let models = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/minilm");
+    if models.join("model.safetensors").is_file() {
+        return Some(models);
+    }
+    assert!(
+        std::env::var("SWITCHYARD_REQUIRE_MODELS").as_deref() != Ok("1"),
+        "minilm is not provisioned"
+    );
+    eprintln!("skipping: minilm is not provisioned (python3 models/provision.py)");
+    None
+}
+
+#[test]
+fn an_unknown_forward_setting_is_refused_with_the_values_it_takes() {
+    let Some(_) = minilm_dir() else { return };
+    for (variable, value, expected) in [
+        ("SWITCHYARD_WEIGHTS", "bf16", "use f32 (exact) or f16"),
+        ("SWITCHYARD_KERNEL", "avx9", "use avx2 or scalar"),
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_switchyard"))
+            .args(["embed", "fix the flaky login test"])
+            .env(variable, value)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        let err = stderr(&o);
+        assert!(err.contains(&format!("{variable}={value}")) && err.contains(expected), "{err}");
+    }
+}
+
+#[test]
+fn a_garbage_or_empty_weights_file_is_refused_naming_it() {
+    let Some(models) = minilm_dir() else { return };
+    for content in [&b"not a safetensors file at all"[..], b""] {
+        let dir = tempfile::tempdir().unwrap();
+        for f in ["config.json", "tokenizer.json"] {
+            std::fs::copy(models.join(f), dir.path().join(f)).unwrap();
+        }
+        std::fs::write(dir.path().join("model.safetensors"), content).unwrap();
+        let o = Command::new(env!("CARGO_BIN_EXE_switchyard"))
+            .args(["embed", "x", "--model", dir.path().to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        let err = stderr(&o);
+        assert!(err.contains("model.safetensors: safetensors:"), "{err}");
+    }
 }
 
 #[test]

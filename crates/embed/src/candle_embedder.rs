@@ -49,6 +49,7 @@ impl std::fmt::Debug for CandleEmbedder {
 impl CandleEmbedder {
     /// Loads a resolved model (see [`crate::resolve`]).
     pub fn load(model: &ResolvedModel) -> Result<Self> {
+        crate::kernel::check_settings()?;
         let spec = &model.spec;
         let weights = model.path(&spec.weights);
         let encoder = match spec.format {

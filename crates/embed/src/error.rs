@@ -95,6 +95,16 @@ pub enum EmbedError {
         /// The embedder's display name.
         model: String,
     },
+    /// An environment variable that tunes the forward holds a value it does not take.
+    #[error("{variable}={value} is not a known setting: use {expected}, or unset it")]
+    BadSetting {
+        /// The variable.
+        variable: &'static str,
+        /// What it holds.
+        value: String,
+        /// The values it takes.
+        expected: &'static str,
+    },
     /// A feature needed for this model was not compiled in.
     #[error(
         "model {name} needs the `{feature}` feature of switchyard-embed; rebuild with it enabled"

@@ -74,6 +74,25 @@ pub fn weight_precision() -> Precision {
     })
 }
 
+/// Refuses a `SWITCHYARD_KERNEL` or `SWITCHYARD_WEIGHTS` value this build does not know, so a
+/// typo is an error at load rather than a silently ignored setting.
+pub(crate) fn check_settings() -> crate::Result<()> {
+    for (variable, known, expected) in [
+        ("SWITCHYARD_KERNEL", &["avx2", "scalar"][..], "avx2 or scalar"),
+        ("SWITCHYARD_WEIGHTS", &["f32", "f16"][..], "f32 (exact) or f16"),
+    ] {
+        let Some(value) = std::env::var_os(variable) else { continue };
+        if !known.iter().any(|k| value == *k) {
+            return Err(crate::EmbedError::BadSetting {
+                variable,
+                value: value.to_string_lossy().into_owned(),
+                expected,
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Whether the selected kernel can widen halves in hardware.
 fn has_f16c() -> bool {
     #[cfg(target_arch = "x86_64")]
@@ -344,6 +363,38 @@ unsafe impl Send for SendPtr {}
 // SAFETY: as above; the pointer is only copied, never dereferenced concurrently on one element.
 unsafe impl Sync for SendPtr {}
 
+/// Runs `body` on this thread's accumulators (`m` rows of one panel, starting at the bias) and
+/// block of widened weights, then writes the rows' first `bias.len()` columns to `dst[r, col0..]`.
+///
+/// # Safety
+/// `dst` is a `[m, n]` buffer with `col0 + bias.len() <= n`.
+unsafe fn with_panel(
+    m: usize,
+    bias: &[f32],
+    dst: *mut f32,
+    n: usize,
+    col0: usize,
+    body: impl FnOnce(&mut [[f32; PANEL]], &mut Block),
+) {
+    ACC.with(|cell| {
+        BLOCK.with(|blk| {
+            let mut acc = cell.borrow_mut();
+            let mut b = [0f32; PANEL];
+            b[..bias.len()].copy_from_slice(bias);
+            acc.clear();
+            acc.resize(m, b);
+            body(&mut acc, &mut blk.borrow_mut());
+            for (r, row) in acc.iter().enumerate() {
+                // SAFETY: row r < m and columns col0..col0+bias.len() lie in the [m, n] output.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(row.as_ptr(), dst.add(r * n + col0), bias.len())
+                };
+            }
+        })
+    });
+}
+
+/// Writes the panel's columns from `col0` (`bias.len()` of them) of every row: `dst[r, col0 + c]`.
 #[allow(clippy::too_many_arguments)] // a kernel's full description; grouping would hide it
 fn panel_scalar(
     x: &[f32],
@@ -355,33 +406,27 @@ fn panel_scalar(
     n: usize,
     col0: usize,
 ) {
-    let width = bias.len();
-    let mut b = [0f32; PANEL];
-    b[..width].copy_from_slice(bias);
-    let mut acc = vec![b; m];
-    let mut block = Block([0.0; KC * PANEL]);
-    for kb in (0..k).step_by(KC) {
-        let kc = KC.min(k - kb);
-        let wb = block_of(w, kb, kc, &mut block);
-        for (r, a) in acc.iter_mut().enumerate() {
-            let xr = &x[r * k + kb..r * k + kb + kc];
-            for (&xv, wr) in xr.iter().zip(wb.chunks_exact(PANEL)) {
-                for (s, wv) in a.iter_mut().zip(wr) {
-                    *s += xv * wv;
+    let body = |acc: &mut [[f32; PANEL]], block: &mut Block| {
+        for kb in (0..k).step_by(KC) {
+            let kc = KC.min(k - kb);
+            let wb = block_of(w, kb, kc, block);
+            for (r, a) in acc.iter_mut().enumerate() {
+                let xr = &x[r * k + kb..r * k + kb + kc];
+                for (&xv, wr) in xr.iter().zip(wb.chunks_exact(PANEL)) {
+                    for (s, wv) in a.iter_mut().zip(wr) {
+                        *s += xv * wv;
+                    }
                 }
             }
         }
-    }
-    for (r, a) in acc.iter().enumerate() {
-        // SAFETY: row r, columns col0..col0+width lie inside the [m, n] output.
-        let out = unsafe { std::slice::from_raw_parts_mut(dst.add(r * n + col0), width) };
-        out.copy_from_slice(&a[..width]);
-    }
+    };
+    // SAFETY: the caller's output is [m, n] and the panel's columns fit in it.
+    unsafe { with_panel(m, bias, dst, n, col0, body) }
 }
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::{Block, KC, PANEL, Weights, block_of};
+    use super::{Block, KC, PANEL, Weights, block_of, with_panel};
     use std::arch::x86_64::*;
 
     /// Adds `x[R rows, kc] * w[kc, 32]` into `acc` (R rows of 32), in zmm registers.
@@ -515,45 +560,6 @@ mod x86 {
         }};
     }
 
-    /// Writes the accumulated rows' first `width` columns to `dst[r, col0..]`.
-    ///
-    /// # Safety
-    /// `dst` is a `[acc.len(), n]` buffer with `col0 + width <= n`.
-    unsafe fn store(acc: &[[f32; PANEL]], width: usize, dst: *mut f32, n: usize, col0: usize) {
-        for (r, row) in acc.iter().enumerate() {
-            // SAFETY: row r and columns col0..col0+width lie in the output.
-            unsafe { std::ptr::copy_nonoverlapping(row.as_ptr(), dst.add(r * n + col0), width) };
-        }
-    }
-
-    /// Runs `body` on this thread's accumulators (`m` rows of one panel, starting at the bias)
-    /// and block of widened weights, then writes the rows' first `bias.len()` columns to
-    /// `dst[r, col0..]`.
-    ///
-    /// # Safety
-    /// `dst` is a `[m, n]` buffer with `col0 + bias.len() <= n`.
-    unsafe fn with_panel(
-        m: usize,
-        bias: &[f32],
-        dst: *mut f32,
-        n: usize,
-        col0: usize,
-        body: impl FnOnce(*mut f32, &mut Block),
-    ) {
-        super::ACC.with(|cell| {
-            super::BLOCK.with(|blk| {
-                let mut acc = cell.borrow_mut();
-                let mut b = [0f32; PANEL];
-                b[..bias.len()].copy_from_slice(bias);
-                acc.clear();
-                acc.resize(m, b);
-                body(acc.as_mut_ptr().cast::<f32>(), &mut blk.borrow_mut());
-                // SAFETY: the caller's output is [m, n] and the panel's columns fit in it.
-                unsafe { store(&acc, bias.len(), dst, n, col0) };
-            })
-        });
-    }
-
     #[allow(clippy::too_many_arguments)] // a kernel's full description; grouping would hide it
     #[target_feature(enable = "avx512f,f16c")]
     pub(super) unsafe fn panel_avx512(
@@ -566,7 +572,8 @@ mod x86 {
         n: usize,
         col0: usize,
     ) {
-        let body = |ap: *mut f32, block: &mut Block| {
+        let body = |acc: &mut [[f32; PANEL]], block: &mut Block| {
+            let ap = acc.as_mut_ptr().cast::<f32>();
             for kb in (0..k).step_by(KC) {
                 let kc = KC.min(k - kb);
                 let wb = block_of(w, kb, kc, block).as_ptr();
@@ -589,7 +596,8 @@ mod x86 {
         n: usize,
         col0: usize,
     ) {
-        let body = |ap: *mut f32, block: &mut Block| {
+        let body = |acc: &mut [[f32; PANEL]], block: &mut Block| {
+            let ap = acc.as_mut_ptr().cast::<f32>();
             for kb in (0..k).step_by(KC) {
                 let kc = KC.min(k - kb);
                 let wb = block_of(w, kb, kc, block).as_ptr();
