@@ -182,3 +182,47 @@ fn a_bad_tokenizer_flag_is_refused_before_any_work() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("--tokenizer gpt2: use cl100k or o200k"), "{}", stderr(&o));
 }
+
+/// Whether multilingual-e5-small is provisioned (skipping with a message where it is not).
+fn e5_provisioned() -> bool {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/e5-small");
+    if dir.join("e5-small-q4.bin").is_file() {
+        return true;
+    }
+    assert!(
+        std::env::var("SWITCHYARD_REQUIRE_MODELS").as_deref() != Ok("1"),
+        "e5-small is not provisioned"
+    );
+    eprintln!("skipping: e5-small is not provisioned (python3 models/provision.py)");
+    false
+}
+
+#[test]
+fn e5_kept_in_its_q4_0_blocks_gives_exactly_the_dequantized_vectors() {
+    if !e5_provisioned() {
+        return;
+    }
+    let embed = |weights: Option<&str>| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_switchyard"));
+        c.args(["embed", "--model", "e5-small", "--json", "überprüfe diesen Pull Request"]);
+        c.env_remove("SWITCHYARD_WEIGHTS");
+        if let Some(w) = weights {
+            c.env("SWITCHYARD_WEIGHTS", w);
+        }
+        let o = c.output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["embedding"].clone()
+    };
+    // Default: Q4_0 blocks widened in the kernel (where the CPU has AVX2; else f16, which
+    // rounds); f32: candle's dequantization, packed.
+    #[cfg(target_arch = "x86_64")]
+    let q4_by_default = is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma");
+    #[cfg(not(target_arch = "x86_64"))]
+    let q4_by_default = false;
+    if q4_by_default {
+        assert_eq!(embed(None), embed(Some("f32")));
+    } else {
+        eprintln!("skipping: without AVX2 the default keeps no Q4_0 blocks");
+    }
+}

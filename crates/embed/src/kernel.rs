@@ -44,10 +44,29 @@ pub struct PackedLinear {
     n: usize,
 }
 
-/// Panels `[panel][k][PANEL]`, in f32 or as f16 bit patterns.
+/// Panels `[panel][k][PANEL]`, in f32 or as f16 bit patterns; or, for weights shipped as
+/// Q4_0, panels of [`Q4Run`]s `[panel][k / 32]`.
 enum Packed {
     F32(Vec<f32>),
     F16(Vec<u16>),
+    Q4(Vec<Q4Run>),
+}
+
+/// Inputs per Q4_0 block (ggml's `QK4_0`): one scale per output per 32 inputs.
+pub const Q4_RUN: usize = 32;
+
+/// Bytes of one ggml Q4_0 block: an f16 scale, then 16 bytes holding 32 nibbles.
+pub const Q4_BLOCK_BYTES: usize = 18;
+
+/// 32 inputs x one panel of Q4_0 weights, laid out for widening a whole panel row at once:
+/// the 32 outputs' scales, then per input the 32 nibbles (output `2c` in the low half of byte
+/// `c`, `2c + 1` in the high half). A weight is `(nibble - 8) * scale`, as ggml decodes it;
+/// 5 bits per weight against f16's 16.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct Q4Run {
+    scales: [f32; PANEL],
+    nibbles: [[u8; PANEL / 2]; Q4_RUN],
 }
 
 /// How model weights are stored for the forward.
@@ -72,6 +91,13 @@ pub fn weight_precision() -> Precision {
         _ if has_f16c() => Precision::F16,
         _ => Precision::F32,
     })
+}
+
+/// Whether weights shipped as Q4_0 (multilingual-e5-small's) stay in their 4-bit blocks: by
+/// default wherever the weights are not forced to a precision and the CPU widens them in
+/// SIMD. They widen to exactly their f32 dequantization, so this changes speed, not results.
+pub fn keep_q4_0() -> bool {
+    std::env::var_os("SWITCHYARD_WEIGHTS").is_none() && has_avx2_fma()
 }
 
 /// Refuses a `SWITCHYARD_KERNEL` or `SWITCHYARD_WEIGHTS` value this build does not know, so a
@@ -135,11 +161,14 @@ pub(crate) fn has_avx2_fma() -> bool {
     matches!(isa(), Isa::Avx2 | Isa::Avx512)
 }
 
-/// How model weights are stored, for reports: `f16` or `f32`.
+/// How model weights are stored, for reports: `f16` or `f32`, with `+q4_0` when weights
+/// shipped as Q4_0 keep their blocks.
 pub fn weight_storage() -> &'static str {
-    match weight_precision() {
-        Precision::F16 => "f16",
-        Precision::F32 => "f32",
+    match (weight_precision(), keep_q4_0()) {
+        (Precision::F16, true) => "f16+q4_0",
+        (Precision::F16, false) => "f16",
+        (Precision::F32, true) => "f32+q4_0",
+        (Precision::F32, false) => "f32",
     }
 }
 
@@ -204,12 +233,44 @@ impl PackedLinear {
         lin
     }
 
-    /// The precision the weights are stored in.
+    /// Packs a weight shipped as ggml Q4_0 blocks (`[n, k]`, each output's `k / 32` blocks
+    /// contiguous), keeping it 4-bit: the kernels widen it per block to exactly the values
+    /// ggml's (and candle's) dequantization gives. `None` unless `k` is a multiple of 32 and
+    /// `blocks` holds `n * k / 32` blocks.
+    pub fn from_q4_0(blocks: &[u8], bias: Vec<f32>, n: usize, k: usize) -> Option<Self> {
+        let runs = k / Q4_RUN;
+        if !k.is_multiple_of(Q4_RUN) || blocks.len() != n * runs * Q4_BLOCK_BYTES || bias.len() != n
+        {
+            return None;
+        }
+        let panels = n.div_ceil(PANEL);
+        let empty = Q4Run { scales: [0.0; PANEL], nibbles: [[0x88; PANEL / 2]; Q4_RUN] };
+        let mut packed = vec![empty; panels * runs];
+        for col in 0..n {
+            let (p, c) = (col / PANEL, col % PANEL);
+            for r in 0..runs {
+                let b = &blocks[(col * runs + r) * Q4_BLOCK_BYTES..][..Q4_BLOCK_BYTES];
+                let run = &mut packed[p * runs + r];
+                run.scales[c] = half::f16::from_bits(u16::from_le_bytes([b[0], b[1]])).to_f32();
+                let shift = if c % 2 == 0 { 0 } else { 4 };
+                for j in 0..Q4_RUN {
+                    // ggml: input j < 16 in the low nibble of byte j, input j + 16 in the high.
+                    let q = if j < 16 { b[2 + j] & 0x0F } else { b[2 + j - 16] >> 4 };
+                    let byte = &mut run.nibbles[j][c / 2];
+                    *byte = (*byte & !(0x0F << shift)) | (q << shift);
+                }
+            }
+        }
+        Some(Self { packed: Packed::Q4(packed), bias, k, n })
+    }
+
+    /// The precision the weights are stored in (`None`: Q4_0).
     #[cfg(test)]
-    fn precision(&self) -> Precision {
+    fn precision(&self) -> Option<Precision> {
         match self.packed {
-            Packed::F32(_) => Precision::F32,
-            Packed::F16(_) => Precision::F16,
+            Packed::F32(_) => Some(Precision::F32),
+            Packed::F16(_) => Some(Precision::F16),
+            Packed::Q4(_) => None,
         }
     }
 
@@ -276,9 +337,11 @@ impl PackedLinear {
     fn panels(&self, isa: Isa, x: &[f32], m: usize, panels: std::ops::Range<usize>, dst: *mut f32) {
         let len = self.k * PANEL;
         for p in panels {
+            let runs = self.k / Q4_RUN;
             let w = match &self.packed {
                 Packed::F32(v) => Weights::F32(&v[p * len..(p + 1) * len]),
                 Packed::F16(v) => Weights::F16(&v[p * len..(p + 1) * len]),
+                Packed::Q4(v) => Weights::Q4(&v[p * runs..(p + 1) * runs]),
             };
             let col0 = p * PANEL;
             let width = (self.n - col0).min(PANEL);
@@ -305,6 +368,7 @@ impl PackedLinear {
 enum Weights<'a> {
     F32(&'a [f32]),
     F16(&'a [u16]),
+    Q4(&'a [Q4Run]),
 }
 
 /// A block of KC x PANEL weights widened to f32, aligned for the tiles' loads.
@@ -343,6 +407,33 @@ fn block_of<'b>(w: Weights<'b>, kb: usize, kc: usize, block: &'b mut Block) -> &
                 *d = half::f16::from_bits(h).to_f32();
             }
             dst
+        }
+        Weights::Q4(runs) => {
+            // KC is a multiple of Q4_RUN and k of both, so a block is whole runs.
+            let dst = &mut block.0[..kc * PANEL];
+            let first = kb / Q4_RUN;
+            for (run, d) in
+                runs[first..first + kc / Q4_RUN].iter().zip(dst.chunks_exact_mut(Q4_RUN * PANEL))
+            {
+                #[cfg(target_arch = "x86_64")]
+                if has_avx2_fma() {
+                    // SAFETY: AVX2 was detected.
+                    unsafe { x86::widen_q4_avx2(run, d) };
+                    continue;
+                }
+                widen_q4(run, d);
+            }
+            dst
+        }
+    }
+}
+
+/// Widens one run of Q4_0 weights into `Q4_RUN` panel rows of f32 (the portable way).
+fn widen_q4(run: &Q4Run, dst: &mut [f32]) {
+    for (nib, row) in run.nibbles.iter().zip(dst.chunks_exact_mut(PANEL)) {
+        for (c, v) in row.iter_mut().enumerate() {
+            let q = (nib[c / 2] >> (4 * (c % 2))) & 0x0F;
+            *v = (i32::from(q) - 8) as f32 * run.scales[c];
         }
     }
 }
@@ -426,7 +517,7 @@ fn panel_scalar(
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::{Block, KC, PANEL, Weights, block_of, with_panel};
+    use super::{Block, KC, PANEL, Q4Run, Weights, block_of, with_panel};
     use std::arch::x86_64::*;
 
     /// Adds `x[R rows, kc] * w[kc, 32]` into `acc` (R rows of 32), in zmm registers.
@@ -637,6 +728,45 @@ mod x86 {
         }
     }
 
+    /// Widens one run of Q4_0 weights into `Q4_RUN` panel rows of f32: `(nibble - 8) *
+    /// scale`, exact (a 4-bit integer times a half fits in an f32's mantissa).
+    ///
+    /// # Safety
+    /// The CPU has AVX2; `dst` holds `Q4_RUN * PANEL` floats.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn widen_q4_avx2(run: &Q4Run, dst: &mut [f32]) {
+        debug_assert_eq!(dst.len(), super::Q4_RUN * PANEL);
+        // SAFETY: the scales are 32 floats; each nibble row is 16 bytes; dst has a row of 32
+        // floats per input.
+        unsafe {
+            let s = run.scales.as_ptr();
+            let scales = [
+                _mm256_loadu_ps(s),
+                _mm256_loadu_ps(s.add(8)),
+                _mm256_loadu_ps(s.add(16)),
+                _mm256_loadu_ps(s.add(24)),
+            ];
+            let low = _mm_set1_epi8(0x0F);
+            let eight = _mm_set1_epi8(8);
+            for (nib, row) in run.nibbles.iter().zip(dst.chunks_exact_mut(PANEL)) {
+                let bytes = _mm_loadu_si128(nib.as_ptr().cast());
+                let even = _mm_and_si128(bytes, low);
+                let odd = _mm_and_si128(_mm_srli_epi16(bytes, 4), low);
+                // Interleaved back to output order, centred on 0: outputs 0-15, then 16-31.
+                let first = _mm_sub_epi8(_mm_unpacklo_epi8(even, odd), eight);
+                let second = _mm_sub_epi8(_mm_unpackhi_epi8(even, odd), eight);
+                let o = row.as_mut_ptr();
+                for (i, q) in [first, _mm_srli_si128(first, 8), second, _mm_srli_si128(second, 8)]
+                    .into_iter()
+                    .enumerate()
+                {
+                    let v = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q));
+                    _mm256_storeu_ps(o.add(8 * i), _mm256_mul_ps(v, scales[i]));
+                }
+            }
+        }
+    }
+
     /// `dst = f32(src)` (exact).
     ///
     /// # Safety
@@ -700,9 +830,12 @@ mod tests {
             let b: Vec<f32> = (0..n).map(|i| i as f32 / 10.0).collect();
             let lin = PackedLinear::new(&w, b.clone(), k, n);
             let rows: Vec<f32> = (0..n * k).map(|i| w[(i % k) * n + i / k]).collect();
-            assert_eq!(PackedLinear::from_rows(&rows, b.clone(), n, k).precision(), Precision::F32);
+            assert_eq!(
+                PackedLinear::from_rows(&rows, b.clone(), n, k).precision(),
+                Some(Precision::F32)
+            );
             let half = PackedLinear::from_rows_in(&rows, b.clone(), n, k, Precision::F16);
-            assert_eq!(half.precision(), Precision::F16);
+            assert_eq!(half.precision(), Some(Precision::F16));
             // The f16 kernels compute with exactly the rounded weights.
             let rounded: Vec<f32> = w.iter().map(|&v| half::f16::from_f32(v).to_f32()).collect();
             for (lin, w) in [(&lin, &w), (&half, &rounded)] {
@@ -739,11 +872,74 @@ mod tests {
         }
     }
 
+    /// ggml Q4_0 blocks for an `[n, k]` weight, and their dequantization (ggml's formula).
+    fn q4_0_weight(n: usize, k: usize) -> (Vec<u8>, Vec<f32>) {
+        let mut blocks = Vec::new();
+        let mut w = Vec::new();
+        for row in 0..n {
+            for b in 0..k / Q4_RUN {
+                let d = half::f16::from_f32(0.01 + ((row * 7 + b * 3) % 17) as f32 / 97.0);
+                blocks.extend(d.to_bits().to_le_bytes());
+                let q: Vec<u8> =
+                    (0..Q4_RUN).map(|j| ((row * 31 + b * 5 + j * 11) % 16) as u8).collect();
+                blocks.extend((0..16).map(|j| q[j] | (q[j + 16] << 4)));
+                w.extend(q.iter().map(|&v| (i32::from(v) - 8) as f32 * d.to_f32()));
+            }
+        }
+        (blocks, w)
+    }
+
+    #[test]
+    fn q4_0_weights_give_exactly_the_products_of_their_dequantization() {
+        // k: one run, a partial KC block after a whole one, several blocks; n: partial panels.
+        for &(m, k, n) in &[(1, 32, 5), (7, 160, 40), (13, 384, 70), (30, 96, 33)] {
+            let (blocks, w) = q4_0_weight(n, k);
+            let x: Vec<f32> = (0..m * k).map(|i| ((i * 7 % 13) as f32 - 6.0) / 7.0).collect();
+            let b: Vec<f32> = (0..n).map(|i| i as f32 / 10.0).collect();
+            let q4 = PackedLinear::from_q4_0(&blocks, b.clone(), n, k).expect("valid blocks");
+            assert_eq!(q4.precision(), None);
+            let exact = PackedLinear::from_rows(&w, b.clone(), n, k);
+            for isa in available() {
+                for threads in [1, 2, 3] {
+                    let (mut got, mut want) = (Vec::new(), Vec::new());
+                    q4.forward_with(isa, &x, m, &mut got, threads);
+                    exact.forward_with(isa, &x, m, &mut want, threads);
+                    assert_eq!(got, want, "{m}x{k}x{n} {isa:?} t{threads}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn q4_0_widening_is_the_same_in_simd_and_portable_code() {
+        let (blocks, _) = q4_0_weight(PANEL, Q4_RUN);
+        let lin = PackedLinear::from_q4_0(&blocks, vec![0.0; PANEL], PANEL, Q4_RUN).unwrap();
+        let Packed::Q4(runs) = &lin.packed else { panic!("not kept as Q4_0") };
+        let mut portable = vec![0f32; Q4_RUN * PANEL];
+        widen_q4(&runs[0], &mut portable);
+        #[cfg(target_arch = "x86_64")]
+        if is_x86_feature_detected!("avx2") {
+            let mut simd = vec![0f32; Q4_RUN * PANEL];
+            // SAFETY: AVX2 was detected.
+            unsafe { x86::widen_q4_avx2(&runs[0], &mut simd) };
+            assert_eq!(simd, portable);
+        }
+    }
+
+    #[test]
+    fn q4_0_blocks_of_the_wrong_size_are_not_packed() {
+        let (blocks, _) = q4_0_weight(4, 64);
+        assert!(PackedLinear::from_q4_0(&blocks, vec![0.0; 4], 4, 64).is_some());
+        assert!(PackedLinear::from_q4_0(&blocks[1..], vec![0.0; 4], 4, 64).is_none());
+        assert!(PackedLinear::from_q4_0(&blocks, vec![0.0; 4], 4, 60).is_none());
+        assert!(PackedLinear::from_q4_0(&blocks, vec![0.0; 2], 2, 128).is_some());
+    }
+
     #[test]
     fn weights_beyond_the_f16_range_stay_in_f32() {
         let w = vec![1.0, 70000.0, -2.0, 0.5];
         let lin = PackedLinear::from_rows_in(&w, vec![0.0; 2], 2, 2, Precision::F16);
-        assert_eq!(lin.precision(), Precision::F32);
+        assert_eq!(lin.precision(), Some(Precision::F32));
         let mut out = Vec::new();
         lin.forward(&[1.0, 1.0], 1, &mut out, 1);
         assert_eq!(out, vec![70001.0, -1.5]);
