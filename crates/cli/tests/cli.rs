@@ -143,7 +143,7 @@ fn minilm_dir() -> Option<std::path::PathBuf> {
 fn an_unknown_forward_setting_is_refused_with_the_values_it_takes() {
     let Some(_) = minilm_dir() else { return };
     for (variable, value, expected) in [
-        ("SWITCHYARD_WEIGHTS", "bf16", "use f32 (exact) or f16"),
+        ("SWITCHYARD_WEIGHTS", "bf16", "use f32 (exact), f16 or q8"),
         ("SWITCHYARD_KERNEL", "avx9", "use avx2 or scalar"),
     ] {
         let o = Command::new(env!("CARGO_BIN_EXE_switchyard"))

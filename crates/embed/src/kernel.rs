@@ -50,6 +50,16 @@ enum Packed {
     F32(Vec<f32>),
     F16(Vec<u16>),
     Q4(Vec<Q4Run>),
+    Q8(Vec<Q8Run>),
+}
+
+/// 32 inputs x one panel of 8-bit weights: the 32 outputs' scales, then per input the 32
+/// outputs' values; a weight is `value * scale`.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct Q8Run {
+    scales: [f32; PANEL],
+    values: [[i8; PANEL]; Q4_RUN],
 }
 
 /// Inputs per Q4_0 block (ggml's `QK4_0`): one scale per output per 32 inputs.
@@ -76,6 +86,8 @@ pub enum Precision {
     F32,
     /// IEEE half floats, widened in L1 per block (half the memory traffic of f32).
     F16,
+    /// 8-bit integers with an f32 scale per output per 32 inputs (Q8_0's blocking).
+    Q8,
 }
 
 /// The largest finite f16; a weight beyond it keeps its matrix in f32.
@@ -88,6 +100,7 @@ pub fn weight_precision() -> Precision {
     *PRECISION.get_or_init(|| match std::env::var("SWITCHYARD_WEIGHTS").as_deref() {
         Ok("f32") => Precision::F32,
         Ok("f16") => Precision::F16,
+        Ok("q8") => Precision::Q8,
         _ if has_f16c() => Precision::F16,
         _ => Precision::F32,
     })
@@ -105,7 +118,7 @@ pub fn keep_q4_0() -> bool {
 pub(crate) fn check_settings() -> crate::Result<()> {
     for (variable, known, expected) in [
         ("SWITCHYARD_KERNEL", &["avx2", "scalar"][..], "avx2 or scalar"),
-        ("SWITCHYARD_WEIGHTS", &["f32", "f16"][..], "f32 (exact) or f16"),
+        ("SWITCHYARD_WEIGHTS", &["f32", "f16", "q8"][..], "f32 (exact), f16 or q8"),
     ] {
         let Some(value) = std::env::var_os(variable) else { continue };
         if !known.iter().any(|k| value == *k) {
@@ -169,6 +182,8 @@ pub fn weight_storage() -> &'static str {
         (Precision::F16, false) => "f16",
         (Precision::F32, true) => "f32+q4_0",
         (Precision::F32, false) => "f32",
+        (Precision::Q8, true) => "q8+q4_0",
+        (Precision::Q8, false) => "q8",
     }
 }
 
@@ -223,6 +238,9 @@ impl PackedLinear {
         k: usize,
         precision: Precision,
     ) -> Self {
+        if precision == Precision::Q8 && k.is_multiple_of(Q4_RUN) && bias.len() == n {
+            return Self::q8_from_rows(w, bias, n, k);
+        }
         let mut lin = Self::from_rows(w, bias, n, k);
         if precision == Precision::F16
             && w.iter().all(|v| v.abs() <= F16_MAX)
@@ -264,6 +282,29 @@ impl PackedLinear {
         Some(Self { packed: Packed::Q4(packed), bias, k, n })
     }
 
+    /// 8-bit weights, one scale per output per 32 inputs (the largest magnitude maps to 127).
+    fn q8_from_rows(w: &[f32], bias: Vec<f32>, n: usize, k: usize) -> Self {
+        let runs = k / Q4_RUN;
+        let panels = n.div_ceil(PANEL);
+        let empty = Q8Run { scales: [0.0; PANEL], values: [[0; PANEL]; Q4_RUN] };
+        let mut packed = vec![empty; panels * runs];
+        for col in 0..n {
+            let (p, c) = (col / PANEL, col % PANEL);
+            for r in 0..runs {
+                let src = &w[col * k + r * Q4_RUN..col * k + (r + 1) * Q4_RUN];
+                let amax = src.iter().fold(0f32, |a, v| a.max(v.abs()));
+                let scale = amax / 127.0;
+                let inv = if scale > 0.0 { 1.0 / scale } else { 0.0 };
+                let run = &mut packed[p * runs + r];
+                run.scales[c] = scale;
+                for (j, &v) in src.iter().enumerate() {
+                    run.values[j][c] = (v * inv).round().clamp(-127.0, 127.0) as i8;
+                }
+            }
+        }
+        Self { packed: Packed::Q8(packed), bias, k, n }
+    }
+
     /// The precision the weights are stored in (`None`: Q4_0).
     #[cfg(test)]
     fn precision(&self) -> Option<Precision> {
@@ -271,6 +312,7 @@ impl PackedLinear {
             Packed::F32(_) => Some(Precision::F32),
             Packed::F16(_) => Some(Precision::F16),
             Packed::Q4(_) => None,
+            Packed::Q8(_) => Some(Precision::Q8),
         }
     }
 
@@ -342,6 +384,7 @@ impl PackedLinear {
                 Packed::F32(v) => Weights::F32(&v[p * len..(p + 1) * len]),
                 Packed::F16(v) => Weights::F16(&v[p * len..(p + 1) * len]),
                 Packed::Q4(v) => Weights::Q4(&v[p * runs..(p + 1) * runs]),
+                Packed::Q8(v) => Weights::Q8(&v[p * runs..(p + 1) * runs]),
             };
             let col0 = p * PANEL;
             let width = (self.n - col0).min(PANEL);
@@ -369,6 +412,7 @@ enum Weights<'a> {
     F32(&'a [f32]),
     F16(&'a [u16]),
     Q4(&'a [Q4Run]),
+    Q8(&'a [Q8Run]),
 }
 
 /// A block of KC x PANEL weights widened to f32, aligned for the tiles' loads.
@@ -422,6 +466,26 @@ fn block_of<'b>(w: Weights<'b>, kb: usize, kc: usize, block: &'b mut Block) -> &
                     continue;
                 }
                 widen_q4(run, d);
+            }
+            dst
+        }
+        Weights::Q8(runs) => {
+            let dst = &mut block.0[..kc * PANEL];
+            let first = kb / Q4_RUN;
+            for (run, d) in
+                runs[first..first + kc / Q4_RUN].iter().zip(dst.chunks_exact_mut(Q4_RUN * PANEL))
+            {
+                #[cfg(target_arch = "x86_64")]
+                if has_avx2_fma() {
+                    // SAFETY: AVX2 was detected.
+                    unsafe { x86::widen_q8_avx2(run, d) };
+                    continue;
+                }
+                for (vals, row) in run.values.iter().zip(d.chunks_exact_mut(PANEL)) {
+                    for ((o, &v), &s) in row.iter_mut().zip(vals).zip(&run.scales) {
+                        *o = f32::from(v) * s;
+                    }
+                }
             }
             dst
         }
@@ -517,7 +581,7 @@ fn panel_scalar(
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::{Block, KC, PANEL, Q4Run, Weights, block_of, with_panel};
+    use super::{Block, KC, PANEL, Q4Run, Q8Run, Weights, block_of, with_panel};
     use std::arch::x86_64::*;
 
     /// Adds `x[R rows, kc] * w[kc, 32]` into `acc` (R rows of 32), in zmm registers.
@@ -767,6 +831,33 @@ mod x86 {
         }
     }
 
+    /// Widens one run of 8-bit weights into `Q4_RUN` panel rows of f32: `value * scale`.
+    ///
+    /// # Safety
+    /// The CPU has AVX2; `dst` holds `Q4_RUN * PANEL` floats.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn widen_q8_avx2(run: &Q8Run, dst: &mut [f32]) {
+        debug_assert_eq!(dst.len(), super::Q4_RUN * PANEL);
+        // SAFETY: 32 scales; each value row is 32 bytes; dst has 32 floats per input.
+        unsafe {
+            let s = run.scales.as_ptr();
+            let scales = [
+                _mm256_loadu_ps(s),
+                _mm256_loadu_ps(s.add(8)),
+                _mm256_loadu_ps(s.add(16)),
+                _mm256_loadu_ps(s.add(24)),
+            ];
+            for (vals, row) in run.values.iter().zip(dst.chunks_exact_mut(PANEL)) {
+                let v = vals.as_ptr();
+                let o = row.as_mut_ptr();
+                for (i, sc) in scales.iter().enumerate() {
+                    let q = _mm256_cvtepi8_epi32(_mm_loadl_epi64(v.add(8 * i).cast()));
+                    _mm256_storeu_ps(o.add(8 * i), _mm256_mul_ps(_mm256_cvtepi32_ps(q), *sc));
+                }
+            }
+        }
+    }
+
     /// `dst = f32(src)` (exact).
     ///
     /// # Safety
@@ -908,6 +999,41 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn q8_weights_are_within_half_a_step_and_exact_in_every_kernel() {
+        for &(m, k, n) in &[(1, 32, 5), (7, 160, 40), (13, 384, 70)] {
+            let rows: Vec<f32> = (0..n * k).map(|i| ((i as f32) * 0.37).sin() * 0.2).collect();
+            let x: Vec<f32> = (0..m * k).map(|i| ((i * 7 % 13) as f32 - 6.0) / 7.0).collect();
+            let b: Vec<f32> = (0..n).map(|i| i as f32 / 10.0).collect();
+            let q8 = PackedLinear::from_rows_in(&rows, b.clone(), n, k, Precision::Q8);
+            assert_eq!(q8.precision(), Some(Precision::Q8));
+            let Packed::Q8(runs) = &q8.packed else { panic!("not stored as q8") };
+            // Each stored weight is within half a quantization step of the original.
+            let mut stored = vec![0f32; n * k];
+            for col in 0..n {
+                for kk in 0..k {
+                    let run = &runs[(col / PANEL) * (k / Q4_RUN) + kk / Q4_RUN];
+                    let (c, j) = (col % PANEL, kk % Q4_RUN);
+                    let v = f32::from(run.values[j][c]) * run.scales[c];
+                    assert!((v - rows[col * k + kk]).abs() <= run.scales[c] * 0.5 + 1e-7);
+                    stored[col * k + kk] = v;
+                }
+            }
+            let exact = PackedLinear::from_rows(&stored, b.clone(), n, k);
+            for isa in available() {
+                for threads in [1, 2, 3] {
+                    let (mut got, mut want) = (Vec::new(), Vec::new());
+                    q8.forward_with(isa, &x, m, &mut got, threads);
+                    exact.forward_with(isa, &x, m, &mut want, threads);
+                    assert_eq!(got, want, "{m}x{k}x{n} {isa:?} t{threads}");
+                }
+            }
+        }
+        // An input width that is not whole runs cannot be q8: it falls back to f32.
+        let odd = PackedLinear::from_rows_in(&[0.5; 30], vec![0.0; 1], 1, 30, Precision::Q8);
+        assert_eq!(odd.precision(), Some(Precision::F32));
     }
 
     #[test]
