@@ -175,6 +175,7 @@ impl AssemblerBuilder {
         Ok(Assembler {
             router,
             monolithic_stable: std::sync::OnceLock::new(),
+            token_memo: TokenMemo::default(),
             memory,
             prompts: PromptFiles::new(self.config.prompts.clone()),
             git: Mutex::new(None),
@@ -310,6 +311,8 @@ pub struct Assembly {
 pub struct Assembler {
     router: Router,
     monolithic_stable: std::sync::OnceLock<usize>,
+    /// Token counts of the texts that recur across assemblies.
+    token_memo: TokenMemo,
     memory: Option<Mutex<MemoryStore>>,
     prompts: PromptFiles,
     /// The last git context read, with what it was read for (see [`AssemblerBuilder::git_ttl`]).
@@ -503,13 +506,23 @@ impl Assembler {
         let untrusted_layer = format!("{H_UNTRUSTED}\n{}\n", untrusted_body.0);
         let mut layer_tokens = BTreeMap::new();
         let mut truncated = Vec::new();
+        // Stable layers recur from one assembly to the next, so their counts are remembered;
+        // the dynamic ones (the task is new each time) are counted afresh.
+        let memo = &self.token_memo;
         let mut layer = |name: &str, heading: &str, body: &str, share: f32| -> String {
-            let (body, cut) = counter.truncate(body.trim_end(), (budget * share) as usize);
+            let stable = matches!(name, "constitution" | "rules" | "tools");
+            let max = (budget * share) as usize;
+            let (body, cut) = if stable {
+                memo.truncate(counter, body.trim_end(), max)
+            } else {
+                counter.truncate(body.trim_end(), max)
+            };
             if cut {
                 truncated.push(name.to_string());
             }
             let text = format!("{heading}\n{body}\n");
-            layer_tokens.insert(name.to_string(), counter.count(&text));
+            let tokens = if stable { memo.count(counter, &text) } else { counter.count(&text) };
+            layer_tokens.insert(name.to_string(), tokens);
             text
         };
 
@@ -571,7 +584,12 @@ impl Assembler {
         if untrusted_body.1 {
             truncated.push("untrusted".into());
         }
-        let prompt = format!("{stable}\n{CACHE_BOUNDARY}\n\n{dynamic}");
+        let head = format!("{stable}\n{CACHE_BOUNDARY}\n\n");
+        let prompt = format!("{head}{dynamic}");
+        // The dynamic half starts with a heading after a blank line, so no token spans the two
+        // halves and the prompt's count is the sum of theirs (tested): the head's is remembered.
+        let dynamic_tokens = counter.count(&dynamic);
+        let estimated_tokens = memo.count(counter, &head) + dynamic_tokens;
 
         let tool_schemas = decision
             .tools
@@ -602,9 +620,8 @@ impl Assembler {
             counter.count(&format!(
                 "{H_CONSTITUTION}\n{constitution}\n{H_RULES}\n{rules_all}\n{H_TOOLS}\n{all}\n"
             ))
-        }) + counter.count(&dynamic);
+        }) + dynamic_tokens;
         let render_ms = ms(trd);
-        let estimated_tokens = counter.count(&prompt);
         Ok(Assembly {
             mode: decision.mode.clone(),
             task: task.to_string(),

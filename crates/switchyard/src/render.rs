@@ -1,6 +1,8 @@
 //! Prompt layers, the trust wrapper, token budgets and fingerprints.
 
 use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::sync::Mutex;
 
 /// Headings, in the order they appear.
 pub const H_CONSTITUTION: &str = "# CONSTITUTION (IMMUTABLE)";
@@ -65,6 +67,54 @@ impl TokenCounter {
         }
         let cut = tokens.len() - self.count(&head);
         (format!("{}\n[... truncated {cut} tokens]", head.trim_end()), true)
+    }
+}
+
+/// Entries a [`TokenMemo`] keeps before it starts afresh.
+const MEMO_ENTRIES: usize = 512;
+
+/// Token counts and budget cuts of texts that recur from one assembly to the next (the
+/// constitution, a mode's rules, a selection's tools, the whole stable half), remembered by
+/// their exact text: encoding them again was most of a warm assembly's rendering time. Counting
+/// is a pure function of the text, so the memo changes time, never output. It forgets
+/// everything once it holds [`MEMO_ENTRIES`] texts of a kind, so memory stays bounded whatever
+/// the traffic.
+#[derive(Debug, Default)]
+pub(crate) struct TokenMemo {
+    counts: Mutex<HashMap<String, usize>>,
+    cuts: Mutex<HashMap<(String, usize), (String, bool)>>,
+}
+
+impl TokenMemo {
+    /// [`TokenCounter::count`], remembered.
+    pub fn count(&self, counter: TokenCounter, text: &str) -> usize {
+        if let Some(&n) = self.counts.lock().ok().as_ref().and_then(|m| m.get(text)) {
+            return n;
+        }
+        let n = counter.count(text);
+        if let Ok(mut m) = self.counts.lock() {
+            if m.len() >= MEMO_ENTRIES {
+                m.clear();
+            }
+            m.insert(text.to_string(), n);
+        }
+        n
+    }
+
+    /// [`TokenCounter::truncate`], remembered.
+    pub fn truncate(&self, counter: TokenCounter, text: &str, max: usize) -> (String, bool) {
+        let key = (text.to_string(), max);
+        if let Some(hit) = self.cuts.lock().ok().as_ref().and_then(|m| m.get(&key)) {
+            return hit.clone();
+        }
+        let out = counter.truncate(text, max);
+        if let Ok(mut m) = self.cuts.lock() {
+            if m.len() >= MEMO_ENTRIES {
+                m.clear();
+            }
+            m.insert(key, out.clone());
+        }
+        out
     }
 }
 
