@@ -539,6 +539,9 @@ pub fn assemble(a: AssembleArgs) -> Result<()> {
         "o200k" | "o200k_base" => switchyard::TokenCounter::O200k,
         other => bail!("--tokenizer {other}: use cl100k or o200k"),
     };
+    // The token counter's vocabulary takes ~140 ms to build on first use: build it on the
+    // other core while the model loads (detached: its result lands in the counter's own cache).
+    std::thread::spawn(move || counter.count(""));
     let model = load_model(&model_for_index(a.model.as_deref(), &a.index)?)?;
     let prompts = a.prompts.clone().or_else(|| {
         let d = PathBuf::from("manifests");
