@@ -44,8 +44,8 @@ pub struct PackedLinear {
     n: usize,
 }
 
-/// Panels `[panel][k][PANEL]`, in f32 or as f16 bit patterns; or, for weights shipped as
-/// Q4_0, panels of [`Q4Run`]s `[panel][k / 32]`.
+/// Panels `[panel][k][PANEL]`, in f32 or as f16 bit patterns; or panels of runs `[panel][k /
+/// 32]`: [`Q4Run`]s for weights shipped as Q4_0, [`Q8Run`]s for `SWITCHYARD_WEIGHTS=q8`.
 enum Packed {
     F32(Vec<f32>),
     F16(Vec<u16>),
@@ -59,11 +59,12 @@ enum Packed {
 #[repr(C, align(64))]
 struct Q8Run {
     scales: [f32; PANEL],
-    values: [[i8; PANEL]; Q4_RUN],
+    values: [[i8; PANEL]; QUANT_RUN],
 }
 
-/// Inputs per Q4_0 block (ggml's `QK4_0`): one scale per output per 32 inputs.
-pub const Q4_RUN: usize = 32;
+/// Inputs per quantization run (ggml's `QK4_0` and `QK8_0`): one scale per output per 32
+/// inputs, for Q4_0 and q8 weights alike.
+pub const QUANT_RUN: usize = 32;
 
 /// Bytes of one ggml Q4_0 block: an f16 scale, then 16 bytes holding 32 nibbles.
 pub const Q4_BLOCK_BYTES: usize = 18;
@@ -76,7 +77,7 @@ pub const Q4_BLOCK_BYTES: usize = 18;
 #[repr(C, align(64))]
 struct Q4Run {
     scales: [f32; PANEL],
-    nibbles: [[u8; PANEL / 2]; Q4_RUN],
+    nibbles: [[u8; PANEL / 2]; QUANT_RUN],
 }
 
 /// How model weights are stored for the forward.
@@ -238,7 +239,7 @@ impl PackedLinear {
         k: usize,
         precision: Precision,
     ) -> Self {
-        if precision == Precision::Q8 && k.is_multiple_of(Q4_RUN) && bias.len() == n {
+        if precision == Precision::Q8 && k.is_multiple_of(QUANT_RUN) && bias.len() == n {
             return Self::q8_from_rows(w, bias, n, k);
         }
         let mut lin = Self::from_rows(w, bias, n, k);
@@ -256,13 +257,15 @@ impl PackedLinear {
     /// ggml's (and candle's) dequantization gives. `None` unless `k` is a multiple of 32 and
     /// `blocks` holds `n * k / 32` blocks.
     pub fn from_q4_0(blocks: &[u8], bias: Vec<f32>, n: usize, k: usize) -> Option<Self> {
-        let runs = k / Q4_RUN;
-        if !k.is_multiple_of(Q4_RUN) || blocks.len() != n * runs * Q4_BLOCK_BYTES || bias.len() != n
+        let runs = k / QUANT_RUN;
+        if !k.is_multiple_of(QUANT_RUN)
+            || blocks.len() != n * runs * Q4_BLOCK_BYTES
+            || bias.len() != n
         {
             return None;
         }
         let panels = n.div_ceil(PANEL);
-        let empty = Q4Run { scales: [0.0; PANEL], nibbles: [[0x88; PANEL / 2]; Q4_RUN] };
+        let empty = Q4Run { scales: [0.0; PANEL], nibbles: [[0x88; PANEL / 2]; QUANT_RUN] };
         let mut packed = vec![empty; panels * runs];
         for col in 0..n {
             let (p, c) = (col / PANEL, col % PANEL);
@@ -271,7 +274,7 @@ impl PackedLinear {
                 let run = &mut packed[p * runs + r];
                 run.scales[c] = half::f16::from_bits(u16::from_le_bytes([b[0], b[1]])).to_f32();
                 let shift = if c % 2 == 0 { 0 } else { 4 };
-                for j in 0..Q4_RUN {
+                for j in 0..QUANT_RUN {
                     // ggml: input j < 16 in the low nibble of byte j, input j + 16 in the high.
                     let q = if j < 16 { b[2 + j] & 0x0F } else { b[2 + j - 16] >> 4 };
                     let byte = &mut run.nibbles[j][c / 2];
@@ -284,14 +287,14 @@ impl PackedLinear {
 
     /// 8-bit weights, one scale per output per 32 inputs (the largest magnitude maps to 127).
     fn q8_from_rows(w: &[f32], bias: Vec<f32>, n: usize, k: usize) -> Self {
-        let runs = k / Q4_RUN;
+        let runs = k / QUANT_RUN;
         let panels = n.div_ceil(PANEL);
-        let empty = Q8Run { scales: [0.0; PANEL], values: [[0; PANEL]; Q4_RUN] };
+        let empty = Q8Run { scales: [0.0; PANEL], values: [[0; PANEL]; QUANT_RUN] };
         let mut packed = vec![empty; panels * runs];
         for col in 0..n {
             let (p, c) = (col / PANEL, col % PANEL);
             for r in 0..runs {
-                let src = &w[col * k + r * Q4_RUN..col * k + (r + 1) * Q4_RUN];
+                let src = &w[col * k + r * QUANT_RUN..col * k + (r + 1) * QUANT_RUN];
                 let amax = src.iter().fold(0f32, |a, v| a.max(v.abs()));
                 let scale = amax / 127.0;
                 let inv = if scale > 0.0 { 1.0 / scale } else { 0.0 };
@@ -379,7 +382,7 @@ impl PackedLinear {
     fn panels(&self, isa: Isa, x: &[f32], m: usize, panels: std::ops::Range<usize>, dst: *mut f32) {
         let len = self.k * PANEL;
         for p in panels {
-            let runs = self.k / Q4_RUN;
+            let runs = self.k / QUANT_RUN;
             let w = match &self.packed {
                 Packed::F32(v) => Weights::F32(&v[p * len..(p + 1) * len]),
                 Packed::F16(v) => Weights::F16(&v[p * len..(p + 1) * len]),
@@ -453,11 +456,12 @@ fn block_of<'b>(w: Weights<'b>, kb: usize, kc: usize, block: &'b mut Block) -> &
             dst
         }
         Weights::Q4(runs) => {
-            // KC is a multiple of Q4_RUN and k of both, so a block is whole runs.
+            // KC is a multiple of QUANT_RUN and k of both, so a block is whole runs.
             let dst = &mut block.0[..kc * PANEL];
-            let first = kb / Q4_RUN;
-            for (run, d) in
-                runs[first..first + kc / Q4_RUN].iter().zip(dst.chunks_exact_mut(Q4_RUN * PANEL))
+            let first = kb / QUANT_RUN;
+            for (run, d) in runs[first..first + kc / QUANT_RUN]
+                .iter()
+                .zip(dst.chunks_exact_mut(QUANT_RUN * PANEL))
             {
                 #[cfg(target_arch = "x86_64")]
                 if has_avx2_fma() {
@@ -471,9 +475,10 @@ fn block_of<'b>(w: Weights<'b>, kb: usize, kc: usize, block: &'b mut Block) -> &
         }
         Weights::Q8(runs) => {
             let dst = &mut block.0[..kc * PANEL];
-            let first = kb / Q4_RUN;
-            for (run, d) in
-                runs[first..first + kc / Q4_RUN].iter().zip(dst.chunks_exact_mut(Q4_RUN * PANEL))
+            let first = kb / QUANT_RUN;
+            for (run, d) in runs[first..first + kc / QUANT_RUN]
+                .iter()
+                .zip(dst.chunks_exact_mut(QUANT_RUN * PANEL))
             {
                 #[cfg(target_arch = "x86_64")]
                 if has_avx2_fma() {
@@ -481,18 +486,23 @@ fn block_of<'b>(w: Weights<'b>, kb: usize, kc: usize, block: &'b mut Block) -> &
                     unsafe { x86::widen_q8_avx2(run, d) };
                     continue;
                 }
-                for (vals, row) in run.values.iter().zip(d.chunks_exact_mut(PANEL)) {
-                    for ((o, &v), &s) in row.iter_mut().zip(vals).zip(&run.scales) {
-                        *o = f32::from(v) * s;
-                    }
-                }
+                widen_q8(run, d);
             }
             dst
         }
     }
 }
 
-/// Widens one run of Q4_0 weights into `Q4_RUN` panel rows of f32 (the portable way).
+/// Widens one run of 8-bit weights into `QUANT_RUN` panel rows of f32 (the portable way).
+fn widen_q8(run: &Q8Run, dst: &mut [f32]) {
+    for (vals, row) in run.values.iter().zip(dst.chunks_exact_mut(PANEL)) {
+        for ((o, &v), &s) in row.iter_mut().zip(vals).zip(&run.scales) {
+            *o = f32::from(v) * s;
+        }
+    }
+}
+
+/// Widens one run of Q4_0 weights into `QUANT_RUN` panel rows of f32 (the portable way).
 fn widen_q4(run: &Q4Run, dst: &mut [f32]) {
     for (nib, row) in run.nibbles.iter().zip(dst.chunks_exact_mut(PANEL)) {
         for (c, v) in row.iter_mut().enumerate() {
@@ -792,14 +802,14 @@ mod x86 {
         }
     }
 
-    /// Widens one run of Q4_0 weights into `Q4_RUN` panel rows of f32: `(nibble - 8) *
+    /// Widens one run of Q4_0 weights into `QUANT_RUN` panel rows of f32: `(nibble - 8) *
     /// scale`, exact (a 4-bit integer times a half fits in an f32's mantissa).
     ///
     /// # Safety
-    /// The CPU has AVX2; `dst` holds `Q4_RUN * PANEL` floats.
+    /// The CPU has AVX2; `dst` holds `QUANT_RUN * PANEL` floats.
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn widen_q4_avx2(run: &Q4Run, dst: &mut [f32]) {
-        debug_assert_eq!(dst.len(), super::Q4_RUN * PANEL);
+        debug_assert_eq!(dst.len(), super::QUANT_RUN * PANEL);
         // SAFETY: the scales are 32 floats; each nibble row is 16 bytes; dst has a row of 32
         // floats per input.
         unsafe {
@@ -831,13 +841,13 @@ mod x86 {
         }
     }
 
-    /// Widens one run of 8-bit weights into `Q4_RUN` panel rows of f32: `value * scale`.
+    /// Widens one run of 8-bit weights into `QUANT_RUN` panel rows of f32: `value * scale`.
     ///
     /// # Safety
-    /// The CPU has AVX2; `dst` holds `Q4_RUN * PANEL` floats.
+    /// The CPU has AVX2; `dst` holds `QUANT_RUN * PANEL` floats.
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn widen_q8_avx2(run: &Q8Run, dst: &mut [f32]) {
-        debug_assert_eq!(dst.len(), super::Q4_RUN * PANEL);
+        debug_assert_eq!(dst.len(), super::QUANT_RUN * PANEL);
         // SAFETY: 32 scales; each value row is 32 bytes; dst has 32 floats per input.
         unsafe {
             let s = run.scales.as_ptr();
@@ -968,11 +978,11 @@ mod tests {
         let mut blocks = Vec::new();
         let mut w = Vec::new();
         for row in 0..n {
-            for b in 0..k / Q4_RUN {
+            for b in 0..k / QUANT_RUN {
                 let d = half::f16::from_f32(0.01 + ((row * 7 + b * 3) % 17) as f32 / 97.0);
                 blocks.extend(d.to_bits().to_le_bytes());
                 let q: Vec<u8> =
-                    (0..Q4_RUN).map(|j| ((row * 31 + b * 5 + j * 11) % 16) as u8).collect();
+                    (0..QUANT_RUN).map(|j| ((row * 31 + b * 5 + j * 11) % 16) as u8).collect();
                 blocks.extend((0..16).map(|j| q[j] | (q[j + 16] << 4)));
                 w.extend(q.iter().map(|&v| (i32::from(v) - 8) as f32 * d.to_f32()));
             }
@@ -1014,8 +1024,8 @@ mod tests {
             let mut stored = vec![0f32; n * k];
             for col in 0..n {
                 for kk in 0..k {
-                    let run = &runs[(col / PANEL) * (k / Q4_RUN) + kk / Q4_RUN];
-                    let (c, j) = (col % PANEL, kk % Q4_RUN);
+                    let run = &runs[(col / PANEL) * (k / QUANT_RUN) + kk / QUANT_RUN];
+                    let (c, j) = (col % PANEL, kk % QUANT_RUN);
                     let v = f32::from(run.values[j][c]) * run.scales[c];
                     assert!((v - rows[col * k + kk]).abs() <= run.scales[c] * 0.5 + 1e-7);
                     stored[col * k + kk] = v;
@@ -1037,17 +1047,26 @@ mod tests {
     }
 
     #[test]
-    fn q4_0_widening_is_the_same_in_simd_and_portable_code() {
-        let (blocks, _) = q4_0_weight(PANEL, Q4_RUN);
-        let lin = PackedLinear::from_q4_0(&blocks, vec![0.0; PANEL], PANEL, Q4_RUN).unwrap();
-        let Packed::Q4(runs) = &lin.packed else { panic!("not kept as Q4_0") };
-        let mut portable = vec![0f32; Q4_RUN * PANEL];
-        widen_q4(&runs[0], &mut portable);
+    fn quantized_widening_is_the_same_in_simd_and_portable_code() {
+        let (blocks, _) = q4_0_weight(PANEL, QUANT_RUN);
+        let q4 = PackedLinear::from_q4_0(&blocks, vec![0.0; PANEL], PANEL, QUANT_RUN).unwrap();
+        let rows: Vec<f32> = (0..PANEL * QUANT_RUN).map(|i| ((i as f32) * 0.61).cos()).collect();
+        let q8 =
+            PackedLinear::from_rows_in(&rows, vec![0.0; PANEL], PANEL, QUANT_RUN, Precision::Q8);
+        let (Packed::Q4(q4), Packed::Q8(q8)) = (&q4.packed, &q8.packed) else {
+            panic!("not kept quantized")
+        };
+        let mut portable = [vec![0f32; QUANT_RUN * PANEL], vec![0f32; QUANT_RUN * PANEL]];
+        widen_q4(&q4[0], &mut portable[0]);
+        widen_q8(&q8[0], &mut portable[1]);
         #[cfg(target_arch = "x86_64")]
         if is_x86_feature_detected!("avx2") {
-            let mut simd = vec![0f32; Q4_RUN * PANEL];
+            let mut simd = [vec![0f32; QUANT_RUN * PANEL], vec![0f32; QUANT_RUN * PANEL]];
             // SAFETY: AVX2 was detected.
-            unsafe { x86::widen_q4_avx2(&runs[0], &mut simd) };
+            unsafe {
+                x86::widen_q4_avx2(&q4[0], &mut simd[0]);
+                x86::widen_q8_avx2(&q8[0], &mut simd[1]);
+            }
             assert_eq!(simd, portable);
         }
     }
