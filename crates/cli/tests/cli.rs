@@ -125,18 +125,23 @@ fn a_repo_id_resolves_through_the_hugging_face_cache() {
     assert!(stderr(&o).contains("never downloads"), "{}", stderr(&o));
 }
 
-/// The provisioned MiniLM folder, or `None` (with a message) where it is not provisioned.
-fn minilm_dir() -> Option<std::path::PathBuf> {
-    let models = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/minilm");
-    if models.join("model.safetensors").is_file() {
-        return Some(models);
+/// The provisioned folder of model `name` (checked by its weights file), or `None` with a
+/// message where it is not provisioned (a failure under `SWITCHYARD_REQUIRE_MODELS=1`).
+fn provisioned(name: &str, weights: &str) -> Option<std::path::PathBuf> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models").join(name);
+    if dir.join(weights).is_file() {
+        return Some(dir);
     }
     assert!(
         std::env::var("SWITCHYARD_REQUIRE_MODELS").as_deref() != Ok("1"),
-        "minilm is not provisioned"
+        "{name} is not provisioned"
     );
-    eprintln!("skipping: minilm is not provisioned (python3 models/provision.py)");
+    eprintln!("skipping: {name} is not provisioned (python3 models/provision.py)");
     None
+}
+
+fn minilm_dir() -> Option<std::path::PathBuf> {
+    provisioned("minilm", "model.safetensors")
 }
 
 #[test]
@@ -183,25 +188,9 @@ fn a_bad_tokenizer_flag_is_refused_before_any_work() {
     assert!(stderr(&o).contains("--tokenizer gpt2: use cl100k or o200k"), "{}", stderr(&o));
 }
 
-/// Whether multilingual-e5-small is provisioned (skipping with a message where it is not).
-fn e5_provisioned() -> bool {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/e5-small");
-    if dir.join("e5-small-q4.bin").is_file() {
-        return true;
-    }
-    assert!(
-        std::env::var("SWITCHYARD_REQUIRE_MODELS").as_deref() != Ok("1"),
-        "e5-small is not provisioned"
-    );
-    eprintln!("skipping: e5-small is not provisioned (python3 models/provision.py)");
-    false
-}
-
 #[test]
 fn e5_kept_in_its_q4_0_blocks_gives_exactly_the_dequantized_vectors() {
-    if !e5_provisioned() {
-        return;
-    }
+    let Some(_) = provisioned("e5-small", "e5-small-q4.bin") else { return };
     let embed = |weights: Option<&str>| {
         let mut c = Command::new(env!("CARGO_BIN_EXE_switchyard"));
         c.args(["embed", "--model", "e5-small", "--json", "überprüfe diesen Pull Request"]);

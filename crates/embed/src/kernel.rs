@@ -455,42 +455,42 @@ fn block_of<'b>(w: Weights<'b>, kb: usize, kc: usize, block: &'b mut Block) -> &
             }
             dst
         }
-        Weights::Q4(runs) => {
-            // KC is a multiple of QUANT_RUN and k of both, so a block is whole runs.
-            let dst = &mut block.0[..kc * PANEL];
-            let first = kb / QUANT_RUN;
-            for (run, d) in runs[first..first + kc / QUANT_RUN]
-                .iter()
-                .zip(dst.chunks_exact_mut(QUANT_RUN * PANEL))
-            {
-                #[cfg(target_arch = "x86_64")]
-                if has_avx2_fma() {
-                    // SAFETY: AVX2 was detected.
-                    unsafe { x86::widen_q4_avx2(run, d) };
-                    continue;
-                }
-                widen_q4(run, d);
+        Weights::Q4(runs) => widen_runs(runs, kb, kc, block, |run, d| {
+            #[cfg(target_arch = "x86_64")]
+            if has_avx2_fma() {
+                // SAFETY: AVX2 was detected.
+                return unsafe { x86::widen_q4_avx2(run, d) };
             }
-            dst
-        }
-        Weights::Q8(runs) => {
-            let dst = &mut block.0[..kc * PANEL];
-            let first = kb / QUANT_RUN;
-            for (run, d) in runs[first..first + kc / QUANT_RUN]
-                .iter()
-                .zip(dst.chunks_exact_mut(QUANT_RUN * PANEL))
-            {
-                #[cfg(target_arch = "x86_64")]
-                if has_avx2_fma() {
-                    // SAFETY: AVX2 was detected.
-                    unsafe { x86::widen_q8_avx2(run, d) };
-                    continue;
-                }
-                widen_q8(run, d);
+            widen_q4(run, d)
+        }),
+        Weights::Q8(runs) => widen_runs(runs, kb, kc, block, |run, d| {
+            #[cfg(target_arch = "x86_64")]
+            if has_avx2_fma() {
+                // SAFETY: AVX2 was detected.
+                return unsafe { x86::widen_q8_avx2(run, d) };
             }
-            dst
-        }
+            widen_q8(run, d)
+        }),
     }
+}
+
+/// Widens the quantized runs of inputs `kb..kb + kc` into `block`, one run at a time. KC is a
+/// multiple of QUANT_RUN and so is k for quantized weights, so a block is whole runs.
+fn widen_runs<'b, R>(
+    runs: &[R],
+    kb: usize,
+    kc: usize,
+    block: &'b mut Block,
+    widen: impl Fn(&R, &mut [f32]),
+) -> &'b [f32] {
+    let dst = &mut block.0[..kc * PANEL];
+    let first = kb / QUANT_RUN;
+    for (run, d) in
+        runs[first..first + kc / QUANT_RUN].iter().zip(dst.chunks_exact_mut(QUANT_RUN * PANEL))
+    {
+        widen(run, d);
+    }
+    dst
 }
 
 /// Widens one run of 8-bit weights into `QUANT_RUN` panel rows of f32 (the portable way).
@@ -802,6 +802,21 @@ mod x86 {
         }
     }
 
+    /// A panel's 32 per-output scales in four registers.
+    #[target_feature(enable = "avx2")]
+    fn panel_scales(scales: &[f32; PANEL]) -> [__m256; 4] {
+        let s = scales.as_ptr();
+        // SAFETY: the four 8-float loads cover the panel's 32 scales.
+        unsafe {
+            [
+                _mm256_loadu_ps(s),
+                _mm256_loadu_ps(s.add(8)),
+                _mm256_loadu_ps(s.add(16)),
+                _mm256_loadu_ps(s.add(24)),
+            ]
+        }
+    }
+
     /// Widens one run of Q4_0 weights into `QUANT_RUN` panel rows of f32: `(nibble - 8) *
     /// scale`, exact (a 4-bit integer times a half fits in an f32's mantissa).
     ///
@@ -810,16 +825,9 @@ mod x86 {
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn widen_q4_avx2(run: &Q4Run, dst: &mut [f32]) {
         debug_assert_eq!(dst.len(), super::QUANT_RUN * PANEL);
-        // SAFETY: the scales are 32 floats; each nibble row is 16 bytes; dst has a row of 32
-        // floats per input.
+        // SAFETY: each nibble row is 16 bytes; dst has a row of 32 floats per input.
         unsafe {
-            let s = run.scales.as_ptr();
-            let scales = [
-                _mm256_loadu_ps(s),
-                _mm256_loadu_ps(s.add(8)),
-                _mm256_loadu_ps(s.add(16)),
-                _mm256_loadu_ps(s.add(24)),
-            ];
+            let scales = panel_scales(&run.scales);
             let low = _mm_set1_epi8(0x0F);
             let eight = _mm_set1_epi8(8);
             for (nib, row) in run.nibbles.iter().zip(dst.chunks_exact_mut(PANEL)) {
@@ -848,15 +856,9 @@ mod x86 {
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn widen_q8_avx2(run: &Q8Run, dst: &mut [f32]) {
         debug_assert_eq!(dst.len(), super::QUANT_RUN * PANEL);
-        // SAFETY: 32 scales; each value row is 32 bytes; dst has 32 floats per input.
+        // SAFETY: each value row is 32 bytes; dst has 32 floats per input.
         unsafe {
-            let s = run.scales.as_ptr();
-            let scales = [
-                _mm256_loadu_ps(s),
-                _mm256_loadu_ps(s.add(8)),
-                _mm256_loadu_ps(s.add(16)),
-                _mm256_loadu_ps(s.add(24)),
-            ];
+            let scales = panel_scales(&run.scales);
             for (vals, row) in run.values.iter().zip(dst.chunks_exact_mut(PANEL)) {
                 let v = vals.as_ptr();
                 let o = row.as_mut_ptr();
