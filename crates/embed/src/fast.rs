@@ -131,7 +131,9 @@ fn linear(team: &Team, lin: &PackedLinear, x: &[f32], m: usize, out: &mut Vec<f3
         return;
     }
     let n = lin.n();
-    out.clear();
+    // Not cleared first: the parts write every column of every row. Zeroing it here would
+    // also make this core own every line of it, so the helpers' first stores to their columns
+    // would each fetch a line from this core (about 2% of a 64-token forward on 2 threads).
     out.resize(m * n, 0.0);
     let dst = SendPtr(out.as_mut_ptr());
     team.split(&|part, parts| {
@@ -437,7 +439,7 @@ impl FastLayers {
         let attention_work = lens.iter().map(|l| l * l).sum::<usize>() * h;
         for layer in &self.layers {
             linear(team, &layer.qkv, x, tokens, &mut s.qkv, false);
-            s.ctx.clear();
+            // Every (text, head) job writes its columns of its rows: no clearing needed.
             s.ctx.resize(tokens * h, 0.0);
             self.attention(team, &s.qkv, &jobs, attention_work, &mut s.ctx);
             linear(team, &layer.attn_out, &s.ctx, tokens, &mut s.tmp, false);

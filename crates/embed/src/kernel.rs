@@ -336,7 +336,8 @@ impl PackedLinear {
 
     fn forward_with(&self, isa: Isa, x: &[f32], m: usize, out: &mut Vec<f32>, threads: usize) {
         assert_eq!(x.len(), m * self.k, "input is not [m, k]");
-        out.clear();
+        // Not cleared first: every output is written whole by its panel, so zeroing `m x n`
+        // floats on every call would be wasted stores (see `fast::linear`).
         out.resize(m * self.n, 0.0);
         let panels = self.n.div_ceil(PANEL);
         if threads <= 1 || panels < 2 {
@@ -945,8 +946,10 @@ mod tests {
                 let want = naive(&x, w, &b, m, k, n);
                 for isa in available() {
                     for threads in [1, 2, 3] {
-                        let mut out = Vec::new();
+                        // A reused buffer's old values never show: every output is written.
+                        let mut out = vec![f32::NAN; m * n + 7];
                         lin.forward_with(isa, &x, m, &mut out, threads);
+                        assert_eq!(out.len(), m * n);
                         for (i, (a, e)) in out.iter().zip(&want).enumerate() {
                             assert!(
                                 (a - e).abs() < 1e-4,
