@@ -133,7 +133,7 @@ fn linear(team: &Team, lin: &PackedLinear, x: &[f32], m: usize, out: &mut Vec<f3
     let n = lin.n();
     // Not cleared first: the parts write every column of every row. Zeroing it here would
     // also make this core own every line of it, so the helpers' first stores to their columns
-    // would each fetch a line from this core (about 2% of a 64-token forward on 2 threads).
+    // would each fetch a line from this core (1-2% of a 64-token forward on 2 threads).
     out.resize(m * n, 0.0);
     let dst = SendPtr(out.as_mut_ptr());
     team.split(&|part, parts| {
