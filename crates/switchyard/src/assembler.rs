@@ -167,11 +167,17 @@ impl AssemblerBuilder {
                 ),
             });
         }
+        // The token counter's vocabulary takes ~140 ms to build on first use: build it now, on
+        // another core while the index and memory open, rather than in the first assembly.
+        let counter = self.config.counter;
+        let warm = std::thread::spawn(move || counter.count(""));
         let router = self.router.build(embedder)?;
         let memory = match &self.config.memory {
             Some(p) => Some(Mutex::new(MemoryStore::open(p)?)),
             None => None,
         };
+        // A panic there would panic again, with its message, at the first count.
+        let _ = warm.join();
         Ok(Assembler {
             router,
             monolithic_stable: std::sync::OnceLock::new(),
