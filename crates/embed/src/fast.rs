@@ -281,9 +281,11 @@ pub(crate) fn layer_norm_row(row: &mut [f32], w: &[f32], b: &[f32], eps: f32) {
 fn exp_neg(x: f32) -> f32 {
     const LN2_HI: f32 = 0.693_145_75;
     const LN2_LO: f32 = 1.428_606_8e-6;
+    const ROUNDER: f32 = 12_582_912.0; // 1.5 * 2^23
     let x = x.max(-87.0);
     // Round to nearest by the 1.5 * 2^23 trick: branch-free and vectorisable, unlike roundf.
-    let i = (x * std::f32::consts::LOG2_E + 12_582_912.0) - 12_582_912.0;
+    let shifted = x * std::f32::consts::LOG2_E + ROUNDER;
+    let i = shifted - ROUNDER;
     let r = (x - i * LN2_HI) - i * LN2_LO;
     let p = 1.0
         + r * (1.0
@@ -291,7 +293,11 @@ fn exp_neg(x: f32) -> f32 {
                 + r * (1.0 / 6.0
                     + r * (1.0 / 24.0
                         + r * (1.0 / 120.0 + r * (1.0 / 720.0 + r * (1.0 / 5040.0)))))));
-    f32::from_bits(((i as i32 + 127) as u32) << 23) * p
+    // `i` as an integer is in `shifted`'s low mantissa bits: reading it there is a bit cast
+    // and an integer subtraction, where `i as i32` (a saturating cast) was done one lane at
+    // a time (perf: most of GELU's time).
+    let int = shifted.to_bits() as i32 - ROUNDER.to_bits() as i32;
+    f32::from_bits(((int + 127) as u32) << 23) * p
 }
 
 /// erf by Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7, below f32 resolution of GELU's output).
