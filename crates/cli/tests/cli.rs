@@ -148,7 +148,7 @@ fn minilm_dir() -> Option<std::path::PathBuf> {
 fn an_unknown_forward_setting_is_refused_with_the_values_it_takes() {
     let Some(_) = minilm_dir() else { return };
     for (variable, value, expected) in [
-        ("SWITCHYARD_WEIGHTS", "bf16", "use f32 (exact), f16 or q8"),
+        ("SWITCHYARD_WEIGHTS", "bf16", "use f32 (exact), f16, q8 or i8"),
         ("SWITCHYARD_KERNEL", "avx9", "use avx2 or scalar"),
     ] {
         let o = Command::new(env!("CARGO_BIN_EXE_switchyard"))
@@ -213,5 +213,36 @@ fn e5_kept_in_its_q4_0_blocks_gives_exactly_the_dequantized_vectors() {
         assert_eq!(embed(None), embed(Some("f32")));
     } else {
         eprintln!("skipping: without AVX2 the default keeps no Q4_0 blocks");
+    }
+}
+
+/// Integer products (`SWITCHYARD_WEIGHTS=i8`, 7-bit weights x 8-bit activations) keep MiniLM
+/// within the reference bar the exact path meets: cosine >= 0.999 against sentence-transformers
+/// on every fixture text.
+#[test]
+fn i8_products_keep_minilm_within_the_reference_bar() {
+    let Some(_) = minilm_dir() else { return };
+    let path =
+        concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/minilm-l6-v2-reference.json");
+    let fixture: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let texts = fixture["texts"].as_array().unwrap();
+    let refs = fixture["embeddings"].as_array().unwrap();
+    for (text, want) in texts.iter().zip(refs) {
+        let o = Command::new(env!("CARGO_BIN_EXE_switchyard"))
+            .args(["embed", "--json", text.as_str().unwrap()])
+            .env("SWITCHYARD_WEIGHTS", "i8")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let got: Vec<f64> =
+            v["embedding"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+        let want: Vec<f64> = want.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+        let dot: f64 = got.iter().zip(&want).map(|(a, b)| a * b).sum();
+        let norms = got.iter().map(|a| a * a).sum::<f64>().sqrt()
+            * want.iter().map(|b| b * b).sum::<f64>().sqrt();
+        let cosine = dot / norms;
+        assert!(cosine >= 0.999, "cosine {cosine:.5} for {text}");
     }
 }

@@ -529,8 +529,10 @@ mod tests {
             crate::kernel::Precision::F16 => {
                 w.iter().map(|&v| half::f16::from_f32(v).to_f32()).collect()
             }
-            // k = 3 is not whole runs of 32, so q8 keeps this one in f32.
-            crate::kernel::Precision::F32 | crate::kernel::Precision::Q8 => w.clone(),
+            // k = 3 is not whole runs of 32, so q8 and i8 keep this one in f32.
+            crate::kernel::Precision::F32
+            | crate::kernel::Precision::Q8
+            | crate::kernel::Precision::I8 => w.clone(),
         };
         let mut out = Vec::new();
         lin.forward(&x, m, &mut out, 1);

@@ -47,12 +47,14 @@ pub struct PackedLinear {
 }
 
 /// Panels `[panel][k][PANEL]`, in f32 or as f16 bit patterns; or panels of runs `[panel][k /
-/// 32]`: [`Q4Run`]s for weights shipped as Q4_0, [`Q8Run`]s for `SWITCHYARD_WEIGHTS=q8`.
+/// 32]`: [`Q4Run`]s for weights shipped as Q4_0, [`Q8Run`]s for `SWITCHYARD_WEIGHTS=q8`, and
+/// integer runs for `SWITCHYARD_WEIGHTS=i8` ([`crate::int8`]).
 enum Packed {
     F32(Vec<f32>),
     F16(Vec<u16>),
     Q4(Vec<Q4Run>),
     Q8(Vec<Q8Run>),
+    I8(Vec<crate::int8::I8Run>),
 }
 
 /// 32 inputs x one panel of 8-bit weights: the 32 outputs' scales, then per input the 32
@@ -91,6 +93,9 @@ pub enum Precision {
     F16,
     /// 8-bit integers with an f32 scale per output per 32 inputs (Q8_0's blocking).
     Q8,
+    /// 7-bit integers (scale per output per 32 inputs) multiplied by activations quantized to
+    /// 8 bits per row per 32 inputs, in integer arithmetic ([`crate::int8`]).
+    I8,
 }
 
 /// The largest finite f16; a weight beyond it keeps its matrix in f32.
@@ -104,6 +109,7 @@ pub fn weight_precision() -> Precision {
         Ok("f32") => Precision::F32,
         Ok("f16") => Precision::F16,
         Ok("q8") => Precision::Q8,
+        Ok("i8") => Precision::I8,
         _ if has_f16c() => Precision::F16,
         _ => Precision::F32,
     })
@@ -121,7 +127,7 @@ pub fn keep_q4_0() -> bool {
 pub(crate) fn check_settings() -> crate::Result<()> {
     for (variable, known, expected) in [
         ("SWITCHYARD_KERNEL", &["avx2", "scalar"][..], "avx2 or scalar"),
-        ("SWITCHYARD_WEIGHTS", &["f32", "f16", "q8"][..], "f32 (exact), f16 or q8"),
+        ("SWITCHYARD_WEIGHTS", &["f32", "f16", "q8", "i8"][..], "f32 (exact), f16, q8 or i8"),
     ] {
         let Some(value) = std::env::var_os(variable) else { continue };
         if !known.iter().any(|k| value == *k) {
@@ -187,6 +193,8 @@ pub fn weight_storage() -> &'static str {
         (Precision::F32, false) => "f32",
         (Precision::Q8, true) => "q8+q4_0",
         (Precision::Q8, false) => "q8",
+        (Precision::I8, true) => "i8+q4_0",
+        (Precision::I8, false) => "i8",
     }
 }
 
@@ -241,8 +249,14 @@ impl PackedLinear {
         k: usize,
         precision: Precision,
     ) -> Self {
-        if precision == Precision::Q8 && k.is_multiple_of(QUANT_RUN) && bias.len() == n {
-            return Self::q8_from_rows(w, bias, n, k);
+        if k.is_multiple_of(QUANT_RUN) && bias.len() == n {
+            match precision {
+                Precision::Q8 => return Self::q8_from_rows(w, bias, n, k),
+                Precision::I8 => {
+                    return Self { packed: Packed::I8(crate::int8::pack(w, n, k)), bias, k, n };
+                }
+                Precision::F32 | Precision::F16 => {}
+            }
         }
         let mut lin = Self::from_rows(w, bias, n, k);
         if precision == Precision::F16
@@ -318,6 +332,7 @@ impl PackedLinear {
             Packed::F16(_) => Some(Precision::F16),
             Packed::Q4(_) => None,
             Packed::Q8(_) => Some(Precision::Q8),
+            Packed::I8(_) => Some(Precision::I8),
         }
     }
 
@@ -384,13 +399,31 @@ impl PackedLinear {
     /// Computes the columns of `panels` for every row. `dst` points to `[m, n]` row-major.
     fn panels(&self, isa: Isa, x: &[f32], m: usize, panels: std::ops::Range<usize>, dst: *mut f32) {
         let len = self.k * PANEL;
+        let runs = self.k / QUANT_RUN;
+        if let Packed::I8(v) = &self.packed {
+            // AVX-512 CPUs have AVX2 and FMA too.
+            let simd = isa != Isa::Scalar;
+            crate::int8::with_activations(simd, x, m, self.k, |a| {
+                for p in panels {
+                    let col0 = p * PANEL;
+                    let bias = &self.bias[col0..col0 + (self.n - col0).min(PANEL)];
+                    let panel_runs = &v[p * runs..(p + 1) * runs];
+                    let body = |acc: &mut [[f32; PANEL]], _: &mut Block| {
+                        crate::int8::panel(simd, a, m, self.k, panel_runs, acc)
+                    };
+                    // SAFETY: dst is the caller's [m, n] output and the panel's columns fit in it.
+                    unsafe { with_panel(m, bias, dst, self.n, col0, body) };
+                }
+            });
+            return;
+        }
         for p in panels {
-            let runs = self.k / QUANT_RUN;
             let w = match &self.packed {
                 Packed::F32(v) => Weights::F32(&v[p * len..(p + 1) * len]),
                 Packed::F16(v) => Weights::F16(&v[p * len..(p + 1) * len]),
                 Packed::Q4(v) => Weights::Q4(&v[p * runs..(p + 1) * runs]),
                 Packed::Q8(v) => Weights::Q8(&v[p * runs..(p + 1) * runs]),
+                Packed::I8(_) => unreachable!("integer weights took the branch above"),
             };
             let col0 = p * PANEL;
             let width = (self.n - col0).min(PANEL);
@@ -1102,6 +1135,77 @@ mod tests {
         }
         // An input width that is not whole runs cannot be q8: it falls back to f32.
         let odd = PackedLinear::from_rows_in(&[0.5; 30], vec![0.0; 1], 1, 30, Precision::Q8);
+        assert_eq!(odd.precision(), Some(Precision::F32));
+    }
+
+    /// i8 products: exactly the integer sums of what was quantized, rescaled; the same bits
+    /// from every kernel on any thread count; close to the float product.
+    #[test]
+    fn i8_products_are_the_products_of_what_is_stored_in_every_kernel() {
+        // k: one run, several; m: every tile height and remainders; n: partial panels.
+        for &(m, k, n) in &[(1, 32, 5), (2, 64, 33), (7, 160, 40), (13, 384, 70), (30, 96, 64)] {
+            let rows: Vec<f32> = (0..n * k).map(|i| ((i as f32) * 0.37).sin() * 0.2).collect();
+            let x: Vec<f32> = (0..m * k).map(|i| ((i * 7 % 13) as f32 - 6.0) / 7.0).collect();
+            let b: Vec<f32> = (0..n).map(|i| i as f32 / 10.0).collect();
+            let i8 = PackedLinear::from_rows_in(&rows, b.clone(), n, k, Precision::I8);
+            assert_eq!(i8.precision(), Some(Precision::I8));
+            let Packed::I8(runs) = &i8.packed else { panic!("not stored as i8") };
+            let mut stored = vec![0f32; n * k];
+            for col in 0..n {
+                for kk in 0..k {
+                    let run = &runs[(col / PANEL) * (k / QUANT_RUN) + kk / QUANT_RUN];
+                    stored[col * k + kk] = crate::int8::stored(run, col % PANEL, kk % QUANT_RUN);
+                }
+            }
+            let xq = crate::int8::tests::dequantized_activations(false, &x, m, k);
+            let w_t =
+                |w: &[f32]| -> Vec<f32> { (0..k * n).map(|i| w[(i % n) * k + i / n]).collect() };
+            let of_stored = naive(&xq, &w_t(&stored), &b, m, k, n);
+            let exact = naive(&x, &w_t(&rows), &b, m, k, n);
+            // How far quantizing may move an output: each factor within half its step.
+            let step = |v: &[f32]| -> Vec<f32> {
+                v.chunks(QUANT_RUN)
+                    .flat_map(|run| {
+                        let s = run.iter().fold(0f32, |a, v| a.max(v.abs()));
+                        std::iter::repeat_n(s, run.len())
+                    })
+                    .collect()
+            };
+            let (x_step, w_step): (Vec<f32>, Vec<f32>) = (
+                step(&x).iter().map(|s| s / 127.0).collect(),
+                step(&rows).iter().map(|s| s / 63.0).collect(),
+            );
+            let bound = |r: usize, c: usize| -> f32 {
+                (0..k)
+                    .map(|i| {
+                        let (xs, ws) = (x_step[r * k + i], w_step[c * k + i]);
+                        xq[r * k + i].abs() * ws / 2.0
+                            + stored[c * k + i].abs() * xs / 2.0
+                            + xs * ws / 4.0
+                    })
+                    .sum::<f32>()
+                    + 1e-4
+            };
+            let mut first: Option<Vec<f32>> = None;
+            for isa in available() {
+                for threads in [1, 2, 3] {
+                    let mut got = vec![f32::NAN; m * n + 3];
+                    i8.forward_with(isa, &x, m, &mut got, threads);
+                    assert_eq!(got.len(), m * n);
+                    for (i, ((g, s), e)) in got.iter().zip(&of_stored).zip(&exact).enumerate() {
+                        assert!((g - s).abs() < 1e-4, "{m}x{k}x{n} {isa:?} t{threads} [{i}]");
+                        let most = bound(i / n, i % n);
+                        assert!((g - e).abs() <= most, "{m}x{k}x{n} [{i}]: {g} vs {e} (+-{most})");
+                    }
+                    match &first {
+                        None => first = Some(got),
+                        Some(f) => assert_eq!(&got, f, "{m}x{k}x{n} {isa:?} t{threads}"),
+                    }
+                }
+            }
+        }
+        // An input width that is not whole runs cannot be i8: it falls back to f32.
+        let odd = PackedLinear::from_rows_in(&[0.5; 30], vec![0.0; 1], 1, 30, Precision::I8);
         assert_eq!(odd.precision(), Some(Precision::F32));
     }
 

@@ -55,6 +55,8 @@ mod fast;
 mod fingerprint;
 mod hash_embedder;
 #[cfg(feature = "candle")]
+mod int8;
+#[cfg(feature = "candle")]
 mod kernel;
 mod model;
 mod static_table;
