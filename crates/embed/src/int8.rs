@@ -103,16 +103,16 @@ pub(crate) fn with_activations<T>(
         for ((src, dst), scale) in
             x.chunks_exact(QUANT_RUN).zip(values.chunks_exact_mut(QUANT_RUN)).zip(scales.iter_mut())
         {
-            let amax = src.iter().fold(0f32, |a, v| a.max(v.abs()));
-            *scale = amax / ACTIVATION_MAX;
-            let inv = if *scale > 0.0 { 1.0 / *scale } else { 0.0 };
             #[cfg(target_arch = "x86_64")]
             if simd {
                 // SAFETY: the caller passes `simd` only where AVX2 was detected.
-                unsafe { x86::quantize_run(src, inv, dst) };
+                *scale = unsafe { x86::quantize_run(src, dst) };
                 continue;
             }
             let _ = simd;
+            let amax = src.iter().fold(0f32, |a, v| a.max(v.abs()));
+            let (s, inv) = run_scale(amax);
+            *scale = s;
             for (d, &v) in dst.iter_mut().zip(src) {
                 // Ties to even, as the SIMD conversion rounds.
                 let q = (v * inv).round_ties_even().clamp(-ACTIVATION_MAX, ACTIVATION_MAX);
@@ -121,6 +121,12 @@ pub(crate) fn with_activations<T>(
         }
         body(&a)
     })
+}
+
+/// A run of activations' scale (its largest magnitude maps to 127) and the scale's inverse.
+fn run_scale(amax: f32) -> (f32, f32) {
+    let scale = amax / ACTIVATION_MAX;
+    (scale, if scale > 0.0 { 1.0 / scale } else { 0.0 })
 }
 
 /// Adds one panel's products for every row into `acc` (`m` rows of PANEL, holding the bias):
@@ -162,19 +168,26 @@ mod x86 {
     use super::{Activations, I8Run, PANEL, QUAD, QUANT_RUN};
     use std::arch::x86_64::*;
 
-    /// `dst = round(src * inv) + 128` for one run of 32 activations.
+    /// Quantizes one run of 32 activations into `dst` (`round(v / scale) + 128`) and returns
+    /// its scale, as the portable code does.
     ///
     /// # Safety
     /// The CPU has AVX2; `src` and `dst` hold 32 values.
     #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn quantize_run(src: &[f32], inv: f32, dst: &mut [u8]) {
+    pub(super) unsafe fn quantize_run(src: &[f32], dst: &mut [u8]) -> f32 {
         debug_assert!(src.len() == QUANT_RUN && dst.len() == QUANT_RUN);
         // SAFETY: four 8-float loads and one 32-byte store within the run.
         unsafe {
+            let v: [__m256; 4] = std::array::from_fn(|i| _mm256_loadu_ps(src.as_ptr().add(8 * i)));
+            let sign = _mm256_set1_ps(-0.0);
+            let abs = v.map(|x| _mm256_andnot_ps(sign, x));
+            let m8 = _mm256_max_ps(_mm256_max_ps(abs[0], abs[1]), _mm256_max_ps(abs[2], abs[3]));
+            let m4 = _mm_max_ps(_mm256_castps256_ps128(m8), _mm256_extractf128_ps::<1>(m8));
+            let m2 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+            let m1 = _mm_max_ss(m2, _mm_shuffle_ps::<1>(m2, m2));
+            let (scale, inv) = super::run_scale(_mm_cvtss_f32(m1));
             let inv = _mm256_set1_ps(inv);
-            let q: [__m256i; 4] = std::array::from_fn(|i| {
-                _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(src.as_ptr().add(8 * i)), inv))
-            });
+            let q = v.map(|x| _mm256_cvtps_epi32(_mm256_mul_ps(x, inv)));
             // Packing works within 128-bit lanes; the permute puts the 32 bytes back in order.
             let words = [_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3])];
             let bytes = _mm256_packs_epi16(words[0], words[1]);
@@ -182,6 +195,7 @@ mod x86 {
                 _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
             let unsigned = _mm256_add_epi8(ordered, _mm256_set1_epi8(-128));
             _mm256_storeu_si256(dst.as_mut_ptr().cast(), unsigned);
+            scale
         }
     }
 
