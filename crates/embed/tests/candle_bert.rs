@@ -1,6 +1,6 @@
 //! Our BERT forward (which keeps Q4_0 tables quantized and shares one code path across weight
-//! formats) against candle-transformers' own `BertModel` on the same MiniLM weights: the pooled
-//! vectors must agree to cosine >= 0.99999. Skips without a provisioned model, unless
+//! formats) against candle-transformers' own `BertModel` on the same MiniLM weights, with f16
+//! storage: the pooled vectors must agree to cosine >= 0.99999. Skips without a provisioned model, unless
 //! `SWITCHYARD_REQUIRE_MODELS=1`.
 #![cfg(feature = "candle")]
 #![allow(clippy::unwrap_used)] // test helpers: a panic is the failure report
@@ -19,6 +19,10 @@ fn our_encoder_matches_candle_transformers_bert() {
             return;
         }
     };
+    // The float path: the default integer products are measured against the references
+    // instead (`tests/reference.rs`, `i8_products_keep_minilm_within_the_reference_bar`).
+    // SAFETY: the only test of this binary, before anything reads the environment.
+    unsafe { std::env::set_var("SWITCHYARD_WEIGHTS", "f16") };
     let ours = CandleEmbedder::load(&model).unwrap();
     let config: Config =
         serde_json::from_str(&std::fs::read_to_string(model.dir.join("config.json")).unwrap())
