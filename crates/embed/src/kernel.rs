@@ -994,6 +994,47 @@ mod tests {
         out
     }
 
+    /// `[m, k]` inputs in [-6/7, 6/7], repeating every 13.
+    fn inputs(m: usize, k: usize) -> Vec<f32> {
+        (0..m * k).map(|i| ((i * 7 % 13) as f32 - 6.0) / 7.0).collect()
+    }
+
+    fn biases(n: usize) -> Vec<f32> {
+        (0..n).map(|i| i as f32 / 10.0).collect()
+    }
+
+    /// `[n, k]` weights in [-0.2, 0.2], varying smoothly (so runs of 32 have mixed scales).
+    fn smooth_weights(n: usize, k: usize) -> Vec<f32> {
+        (0..n * k).map(|i| ((i as f32) * 0.37).sin() * 0.2).collect()
+    }
+
+    /// The `[n, k]` weights a q8 or i8 matrix stores, as the values its products use.
+    fn stored_weights(lin: &PackedLinear) -> Vec<f32> {
+        let (n, k) = (lin.n, lin.k);
+        let run_of = |col: usize, kk: usize| (col / PANEL) * (k / QUANT_RUN) + kk / QUANT_RUN;
+        let mut out = vec![0f32; n * k];
+        for col in 0..n {
+            for kk in 0..k {
+                let (c, j) = (col % PANEL, kk % QUANT_RUN);
+                out[col * k + kk] = match &lin.packed {
+                    Packed::Q8(runs) => {
+                        let run = &runs[run_of(col, kk)];
+                        f32::from(run.values[j][c]) * run.scales[c]
+                    }
+                    Packed::I8(runs) => crate::int8::stored(&runs[run_of(col, kk)], c, j),
+                    _ => panic!("not stored as integers"),
+                };
+            }
+        }
+        out
+    }
+
+    /// The largest magnitude in the run of 32 that holds element `i` of `v`.
+    fn run_amax(v: &[f32], i: usize) -> f32 {
+        let start = i / QUANT_RUN * QUANT_RUN;
+        v[start..start + QUANT_RUN].iter().fold(0f32, |a, x| a.max(x.abs()))
+    }
+
     /// Every kernel this CPU can run (the scalar one always).
     fn available() -> Vec<Isa> {
         let mut v = vec![Isa::Scalar];
@@ -1021,7 +1062,7 @@ mod tests {
             (30, 300, 48),
             (9, 130, 33),
         ] {
-            let x: Vec<f32> = (0..m * k).map(|i| ((i * 7 % 13) as f32 - 6.0) / 7.0).collect();
+            let x = inputs(m, k);
             let w: Vec<f32> = (0..k * n).map(|i| ((i * 5 % 11) as f32 - 5.0) / 9.0).collect();
             let b: Vec<f32> = (0..n).map(|i| i as f32 / 10.0).collect();
             let lin = PackedLinear::new(&w, b.clone(), k, n);
@@ -1092,8 +1133,7 @@ mod tests {
         // k: one run, a partial KC block after a whole one, several blocks; n: partial panels.
         for &(m, k, n) in &[(1, 32, 5), (7, 160, 40), (13, 384, 70), (30, 96, 33)] {
             let (blocks, w) = q4_0_weight(n, k);
-            let x: Vec<f32> = (0..m * k).map(|i| ((i * 7 % 13) as f32 - 6.0) / 7.0).collect();
-            let b: Vec<f32> = (0..n).map(|i| i as f32 / 10.0).collect();
+            let (x, b) = (inputs(m, k), biases(n));
             let q4 = PackedLinear::from_q4_0(&blocks, b.clone(), n, k).expect("valid blocks");
             assert_eq!(q4.precision(), None);
             let exact = PackedLinear::from_rows(&w, b.clone(), n, k);
@@ -1111,22 +1151,14 @@ mod tests {
     #[test]
     fn q8_weights_are_within_half_a_step_and_exact_in_every_kernel() {
         for &(m, k, n) in &[(1, 32, 5), (7, 160, 40), (13, 384, 70)] {
-            let rows: Vec<f32> = (0..n * k).map(|i| ((i as f32) * 0.37).sin() * 0.2).collect();
-            let x: Vec<f32> = (0..m * k).map(|i| ((i * 7 % 13) as f32 - 6.0) / 7.0).collect();
-            let b: Vec<f32> = (0..n).map(|i| i as f32 / 10.0).collect();
+            let (rows, x, b) = (smooth_weights(n, k), inputs(m, k), biases(n));
             let q8 = PackedLinear::from_rows_in(&rows, b.clone(), n, k, Precision::Q8);
             assert_eq!(q8.precision(), Some(Precision::Q8));
-            let Packed::Q8(runs) = &q8.packed else { panic!("not stored as q8") };
             // Each stored weight is within half a quantization step of the original.
-            let mut stored = vec![0f32; n * k];
-            for col in 0..n {
-                for kk in 0..k {
-                    let run = &runs[(col / PANEL) * (k / QUANT_RUN) + kk / QUANT_RUN];
-                    let (c, j) = (col % PANEL, kk % QUANT_RUN);
-                    let v = f32::from(run.values[j][c]) * run.scales[c];
-                    assert!((v - rows[col * k + kk]).abs() <= run.scales[c] * 0.5 + 1e-7);
-                    stored[col * k + kk] = v;
-                }
+            let stored = stored_weights(&q8);
+            for (i, (v, w)) in stored.iter().zip(&rows).enumerate() {
+                let step = run_amax(&rows, i) / 127.0;
+                assert!((v - w).abs() <= step * 0.5 + 1e-7, "[{i}]: {v} for {w}");
             }
             let exact = PackedLinear::from_rows(&stored, b.clone(), n, k);
             for isa in available() {
@@ -1149,37 +1181,18 @@ mod tests {
     fn i8_products_are_the_products_of_what_is_stored_in_every_kernel() {
         // k: one run, several; m: every tile height and remainders; n: partial panels.
         for &(m, k, n) in &[(1, 32, 5), (2, 64, 33), (7, 160, 40), (13, 384, 70), (30, 96, 64)] {
-            let rows: Vec<f32> = (0..n * k).map(|i| ((i as f32) * 0.37).sin() * 0.2).collect();
-            let x: Vec<f32> = (0..m * k).map(|i| ((i * 7 % 13) as f32 - 6.0) / 7.0).collect();
-            let b: Vec<f32> = (0..n).map(|i| i as f32 / 10.0).collect();
+            let (rows, x, b) = (smooth_weights(n, k), inputs(m, k), biases(n));
             let i8 = PackedLinear::from_rows_in(&rows, b.clone(), n, k, Precision::I8);
             assert_eq!(i8.precision(), Some(Precision::I8));
-            let Packed::I8(runs) = &i8.packed else { panic!("not stored as i8") };
-            let mut stored = vec![0f32; n * k];
-            for col in 0..n {
-                for kk in 0..k {
-                    let run = &runs[(col / PANEL) * (k / QUANT_RUN) + kk / QUANT_RUN];
-                    stored[col * k + kk] = crate::int8::stored(run, col % PANEL, kk % QUANT_RUN);
-                }
-            }
+            let stored = stored_weights(&i8);
             let xq = crate::int8::tests::dequantized_activations(false, &x, m, k);
             let w_t =
                 |w: &[f32]| -> Vec<f32> { (0..k * n).map(|i| w[(i % n) * k + i / n]).collect() };
             let of_stored = naive(&xq, &w_t(&stored), &b, m, k, n);
             let exact = naive(&x, &w_t(&rows), &b, m, k, n);
             // How far quantizing may move an output: each factor within half its step.
-            let step = |v: &[f32]| -> Vec<f32> {
-                v.chunks(QUANT_RUN)
-                    .flat_map(|run| {
-                        let s = run.iter().fold(0f32, |a, v| a.max(v.abs()));
-                        std::iter::repeat_n(s, run.len())
-                    })
-                    .collect()
-            };
-            let (x_step, w_step): (Vec<f32>, Vec<f32>) = (
-                step(&x).iter().map(|s| s / 127.0).collect(),
-                step(&rows).iter().map(|s| s / 63.0).collect(),
-            );
+            let x_step: Vec<f32> = (0..x.len()).map(|i| run_amax(&x, i) / 127.0).collect();
+            let w_step: Vec<f32> = (0..rows.len()).map(|i| run_amax(&rows, i) / 63.0).collect();
             let bound = |r: usize, c: usize| -> f32 {
                 (0..k)
                     .map(|i| {
