@@ -149,7 +149,8 @@ pub struct Machine {
     pub commit: Option<String>,
     /// The matrix kernel the fast forward picked (`avx512`, `avx2`, `scalar`).
     pub kernel: &'static str,
-    /// How the model's layer weights are stored (`f16`, `f32`; `SWITCHYARD_WEIGHTS`).
+    /// How the model's layer weights are stored and multiplied (`i8`, `f16`, `f32`, `q8`; `+q4_0`
+    /// when e5-small's Q4_0 blocks are kept), from `SWITCHYARD_WEIGHTS` or the CPU's default.
     pub weights: &'static str,
 }
 
