@@ -18,9 +18,14 @@
 #![deny(missing_docs)]
 
 mod cascade;
+mod selection;
 mod thresholds;
 
 pub use crate::cascade::{DEFAULT_MARGIN, DEFAULT_MIN_COVERAGE};
+pub use crate::selection::{
+    DEFAULT_LEXICAL_WEIGHT, LEXICAL_GATE, MIN_GATE_Z, MODE_PRECISION, OFF_TOPIC,
+    OUT_OF_MODE_PENALTY,
+};
 pub use crate::thresholds::derive_thresholds;
 
 use rayon::prelude::*;
@@ -288,6 +293,20 @@ pub fn build_bytes(
         &matrices[3],
         tool_names.as_deref(),
     );
+    let off_topic_texts: Vec<String> =
+        selection::OFF_TOPIC.iter().map(|s| s.to_string()).collect();
+    let off_topic: Vec<f32> =
+        embed_all(embedder, &off_topic_texts, None)?.into_iter().flatten().collect();
+    let selection = selection::selection(&selection::Inputs {
+        catalog,
+        dim,
+        tools: (&matrices[0], &tool_spans_u),
+        skills: (&matrices[1], &skill_spans_u),
+        modes: (&matrices[2], &mode_spans_u),
+        tool_names: tool_names.as_deref(),
+        off_topic: &off_topic,
+        thresholds: &thresholds,
+    });
     let cascade = cascade::distil(
         embedder,
         &cascade::Groups {
@@ -333,6 +352,7 @@ pub fn build_bytes(
     if let Some((rows, cascade)) = cascade {
         w.cascade(rows, &cascade)?;
     }
+    w.selection(&selection)?;
     Ok((w.to_bytes()?, meta, embed_ms))
 }
 

@@ -49,6 +49,9 @@ pub struct ToolsArgs {
     /// Evaluate only the first N queries.
     #[arg(long)]
     pub limit: Option<usize>,
+    /// Lexical weight of the hybrid ranking, 0..=1, instead of the index's (for sweeps).
+    #[arg(long)]
+    pub lexical_weight: Option<f32>,
     /// Where built indexes are cached [default: $SWITCHYARD_CACHE_DIR or ~/.cache/switchyard].
     #[arg(long)]
     pub cache_dir: Option<PathBuf>,
@@ -201,6 +204,7 @@ pub fn eval(a: EvalArgs) -> Result<()> {
                 ks: a.k,
                 cache_dir: cache_dir(a.cache_dir),
                 limit: a.limit,
+                lexical_weight: a.lexical_weight,
             };
             let report = switchyard_eval::eval_tools(&cfg, model, &progress)?;
             bars.finish();
@@ -208,25 +212,41 @@ pub fn eval(a: EvalArgs) -> Result<()> {
                 return print_json(&report);
             }
             println!(
-                "{} tools, {} queries ({} skipped), model {}, tool_min {:.3}, {:.1} s",
+                "{} tools ({} without a description), {} queries ({} skipped, {} need no tool), model {}, {:.1} s",
                 report.dataset.tools,
+                report.dataset.warnings,
                 report.dataset.queries,
                 report.dataset.skipped_unknown_gold,
+                report.dataset.no_tool_queries,
                 report.model.name,
-                report.tool_min,
                 report.timings.total_ms / 1e3
             );
-            let mut rows = vec![
-                ("router", &report.overall.router),
-                ("router@threshold", &report.overall.router_at_threshold),
-                ("bm25", &report.overall.bm25),
-            ];
-            let names: Vec<String> = report.per_lang.keys().cloned().collect();
-            let labels: Vec<[String; 2]> =
-                names.iter().map(|l| [format!("{l}: router"), format!("{l}: bm25")]).collect();
-            for (l, label) in names.iter().zip(&labels) {
-                rows.push((&label[0], &report.per_lang[l].router));
-                rows.push((&label[1], &report.per_lang[l].bm25));
+            if let Some(f) = &report.selection {
+                println!(
+                    "fusion: lexical weight {:.2} ({}), gate z {:.3}, lexical gate {:.2}; deployed: {:.2} tools per query",
+                    f.lexical_weight, f.source, f.gate_z, f.lexical_gate, report.mean_selected_deployed
+                );
+            }
+            if let Some(r) = report.no_tool_selected_rate {
+                println!("no-tool queries that got a tool: {r:.3}");
+            }
+            let mut labels: Vec<String> = Vec::new();
+            let mut groups: Vec<(&str, &switchyard_eval::Compared)> = Vec::new();
+            if let Some(o) = &report.overall {
+                groups.push(("", o));
+            }
+            groups.extend(report.per_group.iter().map(|(k, c)| (k.as_str(), c)));
+            for (g, _) in &groups {
+                for side in ["dense", "bm25", "hybrid", "hybrid@max_results", "deployed"] {
+                    labels.push(if g.is_empty() { side.into() } else { format!("{g}: {side}") });
+                }
+            }
+            let mut rows = Vec::new();
+            for (i, (_, c)) in groups.iter().enumerate() {
+                let sides = [&c.dense, &c.bm25, &c.hybrid, &c.hybrid_cut_at_max_results, &c.deployed];
+                for (j, m) in sides.into_iter().enumerate() {
+                    rows.push((labels[i * 5 + j].as_str(), m));
+                }
             }
             table(&rows);
             Ok(())

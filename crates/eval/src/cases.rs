@@ -124,7 +124,7 @@ pub struct CasesReport {
 /// less than whether the tool is there; sorting makes @k comparable across modes).
 fn by_score(items: &[Selected]) -> Vec<&str> {
     let mut v: Vec<&Selected> = items.iter().collect();
-    v.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.name.cmp(&b.name)));
+    v.sort_by(|a, b| b.rank_score().total_cmp(&a.rank_score()).then_with(|| a.name.cmp(&b.name)));
     v.into_iter().map(|s| s.name.as_str()).collect()
 }
 

@@ -18,7 +18,8 @@ pub use crate::cases::{CaseRow, CasesEval, CasesReport, eval_cases};
 pub use crate::error::{EvalError, Result};
 pub use crate::injection::{InjectionEval, InjectionReport, eval_injection};
 pub use crate::tools::{
-    CASCADE_SWEEP, SweepPoint, ToolsEval, ToolsReport, eval_tools, load_tools, normalize_ks,
+    CASCADE_SWEEP, Compared, SweepPoint, ToolsEval, ToolsReport, eval_tools, load_tools,
+    normalize_ks,
 };
 
 pub mod bench;

@@ -17,7 +17,8 @@ use switchyard_router::{AnsweredBy, RouteOptions, RouterBuilder, Scratch};
 pub struct ToolRow {
     /// Tool name, as the queries' `gold` lists spell it.
     pub name: String,
-    /// What it does.
+    /// What it does (may be empty or missing: a warning, and the tool is routed by its name).
+    #[serde(default)]
     pub description: String,
 }
 
@@ -26,7 +27,9 @@ pub struct ToolRow {
 pub struct QueryRow {
     /// The user's request.
     pub query: String,
-    /// The tools that answer it.
+    /// The tools that answer it; empty for a query that needs no tool (such rows measure
+    /// how often the router selects tools it should not).
+    #[serde(default)]
     pub gold: Vec<String>,
     /// Language, when the set has one.
     #[serde(default)]
@@ -46,6 +49,8 @@ pub struct ToolsEval {
     pub cache_dir: PathBuf,
     /// Evaluate only the first N queries (for quick looks; the report says so).
     pub limit: Option<usize>,
+    /// Lexical weight of the hybrid and deployed routers instead of the index's.
+    pub lexical_weight: Option<f32>,
 }
 
 /// (lead, coverage) requirements tried by the cascade sweep: the lead as a fraction of the
@@ -72,16 +77,17 @@ pub struct SweepPoint {
 /// Metrics of the router and the baseline over one group of queries.
 #[derive(Debug, Clone, Serialize)]
 pub struct Compared {
-    /// The router's ranking (every tool ranked, no threshold).
-    pub router: BTreeMap<String, serde_json::Value>,
-    /// The router as deployed: only tools scoring at or above the index's `tool_min`.
-    pub router_at_threshold: BTreeMap<String, serde_json::Value>,
-    /// The router with its cascade: easy queries ranked in the static space, the rest by the
-    /// model (every tool ranked, no threshold).
-    pub cascade: BTreeMap<String, serde_json::Value>,
-    /// The cascade as deployed: only tools at or above the threshold of the space that answered.
-    pub cascade_at_threshold: BTreeMap<String, serde_json::Value>,
-    /// BM25 over name + description.
+    /// The embedding alone: every tool ranked by cosine (lexical weight 0), no gate.
+    pub dense: BTreeMap<String, serde_json::Value>,
+    /// The hybrid ranking (dense and lexical fused with the index's weight), no gate.
+    pub hybrid: BTreeMap<String, serde_json::Value>,
+    /// The hybrid ranking with the cascade: easy queries ranked in the static space.
+    pub hybrid_cascade: BTreeMap<String, serde_json::Value>,
+    /// The router as deployed: gate, floor, `max_results`, cascade on.
+    pub deployed: BTreeMap<String, serde_json::Value>,
+    /// The hybrid ranking cut at `max_results`: the most the deployed selection can reach.
+    pub hybrid_cut_at_max_results: BTreeMap<String, serde_json::Value>,
+    /// BM25 over name + description (k1 1.2, b 0.75): the baseline.
     pub bm25: BTreeMap<String, serde_json::Value>,
 }
 
@@ -94,18 +100,24 @@ pub struct ToolsReport {
     pub model: ModelInfo,
     /// The index used.
     pub index: cache::CachedIndex,
-    /// The index's tool threshold.
+    /// The index's cosine tool threshold (used by indexes without a selection section).
     pub tool_min: f32,
-    /// Mean number of tools at or above the threshold per query.
-    pub mean_selected_at_threshold: f64,
+    /// The index's fusion weight and gates for tools.
+    pub selection: Option<switchyard_format::FusionMeta>,
+    /// The deployed router's `max_results`.
+    pub max_results: usize,
+    /// Mean number of tools the deployed router selected per query.
+    pub mean_selected_deployed: f64,
+    /// Share of the no-tool queries (rows with an empty `gold`) that got any tool.
+    pub no_tool_selected_rate: Option<f64>,
     /// Share of queries the cascade answered from its static table.
     pub static_answered: f64,
     /// The cascade at several lead requirements (compare with `overall.router`).
     pub cascade_sweep: Vec<SweepPoint>,
-    /// All queries.
-    pub overall: Compared,
-    /// Per `lang`, when rows have one.
-    pub per_lang: BTreeMap<String, Compared>,
+    /// All queries with gold tools.
+    pub overall: Option<Compared>,
+    /// Per `lang:<tag>` when rows have one, and `multi-tool` (queries with several gold tools).
+    pub per_group: BTreeMap<String, Compared>,
     /// Where the time went.
     pub timings: EvalTimings,
 }
@@ -119,8 +131,12 @@ pub struct DatasetInfo {
     pub queries_file: PathBuf,
     /// Tools in the catalog.
     pub tools: usize,
-    /// Queries evaluated.
+    /// Queries with gold tools evaluated.
     pub queries: usize,
+    /// Queries that need no tool (empty `gold`).
+    pub no_tool_queries: usize,
+    /// Catalog warnings (tools without a description).
+    pub warnings: usize,
     /// Queries skipped because none of their gold tools is in the catalog.
     pub skipped_unknown_gold: usize,
     /// Set when `limit` cut the query list.
@@ -163,6 +179,7 @@ pub struct EvalTimings {
 pub fn load_tools(path: &Path) -> Result<Catalog> {
     let rows: Vec<ToolRow> = jsonl::read_jsonl(path)?;
     let mut seen = HashSet::new();
+    let mut warnings = Vec::new();
     let mut tools = Vec::with_capacity(rows.len());
     for (i, r) in rows.into_iter().enumerate() {
         let invalid = |field, message: String| EvalError::Invalid {
@@ -175,10 +192,14 @@ pub fn load_tools(path: &Path) -> Result<Catalog> {
             return Err(invalid("name", "is empty; every tool needs the name queries use".into()));
         }
         if r.description.trim().is_empty() {
-            return Err(invalid(
-                "description",
-                format!("{} has an empty description; the router embeds it", r.name),
-            ));
+            warnings.push(switchyard_manifest::Warning {
+                path: path.to_path_buf(),
+                line: i + 1,
+                message: format!(
+                    "description: {} has none; it is routed by its name alone",
+                    r.name
+                ),
+            });
         }
         if !seen.insert(r.name.clone()) {
             return Err(invalid(
@@ -192,6 +213,7 @@ pub fn load_tools(path: &Path) -> Result<Catalog> {
             modes: Vec::new(),
             examples: Vec::new(),
             parameters: None,
+            tags: Vec::new(),
         });
     }
     tools.sort_by(|a, b| a.name.cmp(&b.name));
@@ -201,7 +223,7 @@ pub fn load_tools(path: &Path) -> Result<Catalog> {
         modes: Vec::new(),
         patterns: Vec::new(),
         benign: Vec::new(),
-        warnings: Vec::new(),
+        warnings,
     })
 }
 
@@ -221,20 +243,13 @@ pub fn eval_tools(
     if let Some(n) = cfg.limit {
         rows.truncate(n);
     }
-    for (i, r) in rows.iter().enumerate() {
-        if r.gold.is_empty() {
-            return Err(EvalError::Invalid {
-                path: cfg.queries.clone(),
-                line: i + 1,
-                field: "gold",
-                message: "is empty; list the tool names that answer the query".into(),
-            });
-        }
-    }
+    // Rows with no gold are no-tool probes: they measure selection where none is wanted.
+    let (no_tool, mut rows): (Vec<QueryRow>, Vec<QueryRow>) =
+        rows.into_iter().partition(|r| r.gold.is_empty());
     let total_rows = rows.len();
     rows.retain(|r| r.gold.iter().any(|g| known.contains(g.as_str())));
     let skipped = total_rows - rows.len();
-    if rows.is_empty() {
+    if rows.is_empty() && no_tool.is_empty() {
         return Err(EvalError::Usage(format!(
             "{}: no query names a tool of {}; are the two files from the same data set?",
             cfg.queries.display(),
@@ -243,46 +258,58 @@ pub fn eval_tools(
     }
 
     let index = cache::cached_index(&catalog, embedder.as_ref(), &cfg.cache_dir, progress)?;
-    let builder = |cascade: bool| {
+    let ranker = |weight: Option<f32>, cascade: bool| {
         RouterBuilder::new(&index.path)
             .max_tools(depth)
             .max_results(depth)
             .rank_all(true)
             .cascade(cascade)
+            .lexical_weight(weight)
             .build(Arc::clone(&embedder))
     };
-    let router = builder(false)?;
-    let with_cascade = builder(true)?;
-    let tool_min = router.index().meta().thresholds.tool_min;
+    let dense = ranker(Some(0.0), false)?;
+    let hybrid = ranker(cfg.lexical_weight, false)?;
+    let hybrid_cascade = ranker(cfg.lexical_weight, true)?;
+    // As deployed: the router's own defaults (gate, floor, max_results), cascade on.
+    let deployed = RouterBuilder::new(&index.path)
+        .lexical_weight(cfg.lexical_weight)
+        .build(Arc::clone(&embedder))?;
+    let max_results = deployed_max_results();
+    let meta = dense.index().meta();
+    let tool_min = meta.thresholds.tool_min;
+    let selection = dense.index().selection().map(|s| s.tools.clone());
     let build_ms = index.build_ms;
 
     let te = Instant::now();
-    let texts: Vec<&str> = rows.iter().map(|r| r.query.as_str()).collect();
+    let texts: Vec<&str> =
+        rows.iter().chain(&no_tool).map(|r| r.query.as_str()).collect();
     let vectors = embedding::embed_many(embedder.as_ref(), &texts, "embed queries", progress)?;
     let embed_ms = te.elapsed().as_secs_f64() * 1e3;
 
     let tr = Instant::now();
     let mut scratch = Scratch::default();
     let options = RouteOptions::default();
-    // Per query: (ranking, threshold of the space that answered), model only and with cascade.
-    type Ranked = (Vec<(String, f32)>, f32);
-    let mut ranked: [Vec<Ranked>; 2] = [Vec::new(), Vec::new()];
+    let routers = [&dense, &hybrid, &hybrid_cascade, &deployed];
+    let mut ranked: [Vec<Vec<String>>; 4] = Default::default();
     let mut static_answered = 0usize;
     for (i, (row, v)) in rows.iter().zip(&vectors).enumerate() {
-        for (r, out) in [&router, &with_cascade].into_iter().zip(ranked.iter_mut()) {
+        for (k, r) in routers.iter().enumerate() {
             r.prime_cache(&row.query, v.clone());
             let d = r.route_with(&row.query, &options, &mut scratch)?;
-            let min = if d.answered_by == AnsweredBy::Static {
+            if k == 2 && d.answered_by == AnsweredBy::Static {
                 static_answered += 1;
-                d.thresholds.tool_min
-            } else {
-                tool_min
-            };
-            out.push((d.tools.into_iter().map(|s| (s.name, s.score)).collect(), min));
+            }
+            ranked[k].push(d.tools.into_iter().map(|s| s.name).collect());
         }
         if i % 256 == 0 || i + 1 == rows.len() {
             progress("route", i + 1, rows.len());
         }
+    }
+    let mut no_tool_selected = 0usize;
+    for (row, v) in no_tool.iter().zip(&vectors[rows.len()..]) {
+        deployed.prime_cache(&row.query, v.clone());
+        let d = deployed.route_with(&row.query, &options, &mut scratch)?;
+        no_tool_selected += (!d.tools.is_empty()) as usize;
     }
     let route_ms = tr.elapsed().as_secs_f64() * 1e3;
 
@@ -304,7 +331,7 @@ pub fn eval_tools(
             let names: Vec<&str> = d.tools.iter().map(|s| s.name.as_str()).collect();
             if d.answered_by == AnsweredBy::Static {
                 answered += 1;
-                agree += (names.first().copied() == ranked[0][i].0.first().map(|(n, _)| n.as_str()))
+                agree += (names.first().copied() == ranked[1][i].first().map(String::as_str))
                     as usize;
             }
             sum.add(&score_query(&names, &row.gold, &ks));
@@ -312,7 +339,7 @@ pub fn eval_tools(
         cascade_sweep.push(SweepPoint {
             margin,
             min_coverage,
-            static_answered: crate::metrics::round4(answered as f64 / rows.len() as f64),
+            static_answered: crate::metrics::round4(answered as f64 / rows.len().max(1) as f64),
             top1_agrees_with_model: (answered > 0)
                 .then(|| crate::metrics::round4(agree as f64 / answered as f64)),
             ranking: sum.to_map(),
@@ -331,71 +358,86 @@ pub fn eval_tools(
         .collect();
     let bm25_ms = tb.elapsed().as_secs_f64() * 1e3;
 
-    fn lists((r, min): &(Vec<(String, f32)>, f32)) -> (Vec<&str>, Vec<&str>) {
-        let all = r.iter().map(|(n, _)| n.as_str()).collect();
-        let kept = r.iter().filter(|(_, s)| s >= min).map(|(n, _)| n.as_str()).collect();
-        (all, kept)
-    }
-    let mut groups: BTreeMap<Option<String>, [RankingSummary; 5]> = BTreeMap::new();
+    let mut groups: BTreeMap<Option<String>, [RankingSummary; 6]> = BTreeMap::new();
     let fresh = || std::array::from_fn(|_| RankingSummary::new(&ks));
     let mut selected_total = 0usize;
     for (i, row) in rows.iter().enumerate() {
-        let (all, kept) = lists(&ranked[0][i]);
-        let (c_all, c_kept) = lists(&ranked[1][i]);
-        selected_total += kept.len();
+        selected_total += ranked[3][i].len();
         let scores = [
-            score_query(&all, &row.gold, &ks),
-            score_query(&kept, &row.gold, &ks),
+            score_query(&names(&ranked[0][i]), &row.gold, &ks),
+            score_query(&names(&ranked[1][i]), &row.gold, &ks),
             score_query(&ranked_bm25[i], &row.gold, &ks),
-            score_query(&c_all, &row.gold, &ks),
-            score_query(&c_kept, &row.gold, &ks),
+            score_query(&names(&ranked[2][i]), &row.gold, &ks),
+            score_query(&names(&ranked[3][i]), &row.gold, &ks),
+            // The plain ranking cut at max_results: what the deployed selection is held to.
+            score_query(&names(&ranked[1][i])[..ranked[1][i].len().min(max_results)], &row.gold, &ks),
         ];
-        for key in [None, row.lang.clone()].into_iter().collect::<std::collections::BTreeSet<_>>() {
+        let multi = (row.gold.len() > 1).then(|| "multi-tool".to_string());
+        let keys = [None, row.lang.clone().map(|l| format!("lang:{l}")), multi];
+        for key in keys.into_iter().collect::<std::collections::BTreeSet<_>>() {
             let g = groups.entry(key).or_insert_with(fresh);
             for (sum, s) in g.iter_mut().zip(&scores) {
                 sum.add(s);
             }
         }
     }
-    let compared = |g: &[RankingSummary; 5]| Compared {
-        router: g[0].to_map(),
-        router_at_threshold: g[1].to_map(),
+    let compared = |g: &[RankingSummary; 6]| Compared {
+        dense: g[0].to_map(),
+        hybrid: g[1].to_map(),
         bm25: g[2].to_map(),
-        cascade: g[3].to_map(),
-        cascade_at_threshold: g[4].to_map(),
+        hybrid_cascade: g[3].to_map(),
+        deployed: g[4].to_map(),
+        hybrid_cut_at_max_results: g[5].to_map(),
     };
-    let overall = compared(&groups[&None]);
-    let per_lang =
+    let overall = groups.get(&None).map(compared);
+    let per_group =
         groups.iter().filter_map(|(k, g)| k.as_ref().map(|k| (k.clone(), compared(g)))).collect();
     let total_ms = t0.elapsed().as_secs_f64() * 1e3;
+    let n_all = rows.len() + no_tool.len();
     Ok(ToolsReport {
         dataset: DatasetInfo {
             tools_file: cfg.tools.clone(),
             queries_file: cfg.queries.clone(),
             tools: catalog.tools.len(),
             queries: rows.len(),
+            no_tool_queries: no_tool.len(),
             skipped_unknown_gold: skipped,
             limited_to: cfg.limit,
+            warnings: catalog.warnings.len(),
         },
         model: ModelInfo::of(embedder.as_ref()),
         tool_min,
-        mean_selected_at_threshold: crate::metrics::round4(
-            selected_total as f64 / rows.len() as f64,
+        selection,
+        max_results,
+        mean_selected_deployed: crate::metrics::round4(
+            selected_total as f64 / rows.len().max(1) as f64,
         ),
-        static_answered: crate::metrics::round4(static_answered as f64 / rows.len() as f64),
+        no_tool_selected_rate: (!no_tool.is_empty()).then(|| {
+            crate::metrics::round4(no_tool_selected as f64 / no_tool.len() as f64)
+        }),
+        static_answered: crate::metrics::round4(static_answered as f64 / rows.len().max(1) as f64),
         cascade_sweep,
         index,
         overall,
-        per_lang,
+        per_group,
         timings: EvalTimings {
             build_ms,
             embed_ms,
             route_ms,
             bm25_ms,
             total_ms,
-            per_second: rows.len() as f64 / (total_ms / 1e3),
+            per_second: n_all as f64 / (total_ms / 1e3),
         },
     })
+}
+
+fn names(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}
+
+/// The router's default `max_results` (what a deployed selection returns at most).
+fn deployed_max_results() -> usize {
+    5
 }
 
 /// Sorts and deduplicates k values; k must be at least 1.

@@ -2,7 +2,7 @@ use crate::layout::{
     ALIGN, Dtype, FORMAT_VERSION, HEADER_LEN, KNOWN_FLAGS, MAGIC, MAX_SECTIONS,
     OLDEST_SUPPORTED_VERSION, SECTION_ENTRY_LEN, SectionKind, stride_for,
 };
-use crate::{CascadeMeta, FormatError, IndexMeta, Result};
+use crate::{CascadeMeta, FormatError, IndexMeta, Result, SelectionMeta};
 use std::path::{Path, PathBuf};
 
 /// Options for [`Index::open`].
@@ -92,6 +92,7 @@ pub struct Index {
     sections: Vec<Section>,
     meta: IndexMeta,
     cascade: Option<CascadeMeta>,
+    selection: Option<SelectionMeta>,
 }
 
 impl std::fmt::Debug for Index {
@@ -219,10 +220,17 @@ impl Index {
                 FormatError::BadMeta { path: path.clone(), message: format!("cascade: {message}") }
             })?),
         };
-        let index = Self { path, storage, header, sections, meta, cascade };
+        let selection = match sections.iter().find(|s| s.kind == SectionKind::Selection) {
+            None => None,
+            Some(s) => Some(SelectionMeta::decode(slice(bytes, s)).map_err(|message| {
+                FormatError::BadMeta { path: path.clone(), message: format!("selection: {message}") }
+            })?),
+        };
+        let index = Self { path, storage, header, sections, meta, cascade, selection };
         index.check_strings()?;
         index.check_meta()?;
         index.check_cascade()?;
+        index.check_selection()?;
         Ok(index)
     }
 
@@ -268,6 +276,12 @@ impl Index {
         // base, len == rows * stride * 4), so this cast cannot fail; fall back to empty anyway.
         let data: &[f32] = bytemuck::try_cast_slice(bytes).unwrap_or(&[]);
         MatrixView { data, rows: us(s.rows), dim, stride }
+    }
+
+    /// The selection section (lexical statistics, fusion, gates, mode calibration), when the
+    /// index has one (version 3 on).
+    pub fn selection(&self) -> Option<&SelectionMeta> {
+        self.selection.as_ref()
     }
 
     /// The cascade's static space, when the index was built with one.
@@ -362,6 +376,69 @@ impl Index {
                 "last entry {prev} does not end the {} bytes of text",
                 text.len()
             )));
+        }
+        Ok(())
+    }
+
+    fn check_selection(&self) -> Result<()> {
+        let Some(sel) = &self.selection else { return Ok(()) };
+        let bad = |message: String| FormatError::BadMeta {
+            path: self.path.clone(),
+            message: format!("selection: {message}"),
+        };
+        for (what, lex, items) in [
+            ("tools", &sel.tools_lexical, self.meta.tools.len()),
+            ("skills", &sel.skills_lexical, self.meta.skills.len()),
+        ] {
+            let n_terms = lex.terms.len();
+            if lex.idf.len() != n_terms || lex.term_start.len() != n_terms + 1 {
+                return Err(bad(format!(
+                    "{what}: {n_terms} terms but {} idf values and {} term offsets",
+                    lex.idf.len(),
+                    lex.term_start.len()
+                )));
+            }
+            if lex.doc_len.len() != items {
+                return Err(bad(format!(
+                    "{what}: {} document lengths for {items} items",
+                    lex.doc_len.len()
+                )));
+            }
+            if lex.post_doc.len() != lex.post_tf.len()
+                || lex.term_start.last().map(|&e| e as usize) != Some(lex.post_doc.len())
+                || lex.term_start.windows(2).any(|w| w[0] > w[1])
+            {
+                return Err(bad(format!("{what}: postings offsets are inconsistent")));
+            }
+            if lex.post_doc.iter().any(|&d| d as usize >= items) {
+                return Err(bad(format!("{what}: a posting names an item past {items}")));
+            }
+            if lex.terms.windows(2).any(|w| w[0] >= w[1]) {
+                return Err(bad(format!("{what}: terms are not strictly ascending")));
+            }
+            if lex.idf.iter().chain([&lex.k1, &lex.b]).any(|x| !x.is_finite() || *x < 0.0) {
+                return Err(bad(format!("{what}: a BM25 figure is not a finite number >= 0")));
+            }
+        }
+        for (what, f) in [("tools", &sel.tools), ("skills", &sel.skills)] {
+            if !(0.0..=1.0).contains(&f.lexical_weight)
+                || !f.gate_z.is_finite()
+                || !(0.0..=1.0).contains(&f.lexical_gate)
+                || !f.floor_z.is_finite()
+            {
+                return Err(bad(format!(
+                    "{what}: fusion weight {} or gates {} / {} out of range",
+                    f.lexical_weight, f.gate_z, f.lexical_gate
+                )));
+            }
+        }
+        if !sel.out_of_mode_penalty.is_finite() || sel.mode.semantic_margin.is_some_and(|m| !m.is_finite()) {
+            return Err(bad("the mode penalty or margin is not finite".into()));
+        }
+        for (hint, mode) in &sel.hints {
+            if !self.meta.modes.iter().any(|m| &m.name == mode) {
+                return Err(bad(format!("hint {hint:?} names mode {mode:?}, which the index lacks")));
+            }
         }
         Ok(())
     }

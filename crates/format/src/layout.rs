@@ -3,7 +3,7 @@
 /// The first 8 bytes of every index.
 pub const MAGIC: [u8; 8] = *b"SWYDIDX\0";
 /// The version this build writes.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 /// The oldest version this build reads.
 pub const OLDEST_SUPPORTED_VERSION: u32 = 1;
 /// Every section starts on a multiple of this many bytes.
@@ -45,11 +45,15 @@ pub enum SectionKind {
     /// bincode-encoded [`crate::CascadeMeta`]: piece ids, weights and static thresholds
     /// (present exactly when `StaticRows` is; version 2 on).
     Cascade,
+    /// bincode-encoded [`crate::SelectionMeta`]: the lexical statistics of tools and skills,
+    /// the fusion weight, the selection gates and the mode step's calibration (optional;
+    /// version 3 on).
+    Selection,
 }
 
 impl SectionKind {
     /// Every kind in file order.
-    pub const ALL: [SectionKind; 10] = [
+    pub const ALL: [SectionKind; 11] = [
         SectionKind::Tools,
         SectionKind::Skills,
         SectionKind::Modes,
@@ -60,6 +64,7 @@ impl SectionKind {
         SectionKind::Meta,
         SectionKind::StaticRows,
         SectionKind::Cascade,
+        SectionKind::Selection,
     ];
 
     /// The matrix kinds.
@@ -84,6 +89,7 @@ impl SectionKind {
             SectionKind::Meta => 8,
             SectionKind::StaticRows => 9,
             SectionKind::Cascade => 10,
+            SectionKind::Selection => 11,
         }
     }
 
@@ -105,13 +111,17 @@ impl SectionKind {
             SectionKind::Meta => "meta",
             SectionKind::StaticRows => "static_rows",
             SectionKind::Cascade => "cascade",
+            SectionKind::Selection => "selection",
         }
     }
 
     /// The element type this kind must have.
     pub fn dtype(self) -> Dtype {
         match self {
-            SectionKind::Strings | SectionKind::Meta | SectionKind::Cascade => Dtype::U8,
+            SectionKind::Strings
+            | SectionKind::Meta
+            | SectionKind::Cascade
+            | SectionKind::Selection => Dtype::U8,
             SectionKind::StringOffsets => Dtype::U32,
             _ => Dtype::F32,
         }

@@ -22,8 +22,10 @@
 //! Kinds ([`SectionKind`]): `tools`, `skills`, `modes`, `injections`, `benign` (f32 matrices),
 //! `strings` (UTF-8 row texts), `string_offsets` (u32, n + 1 entries), `meta` (bincode
 //! [`IndexMeta`]), then, optional from version 2 on, `static_rows` (f32 matrix) and `cascade`
-//! (bincode [`CascadeMeta`]): the static embedding space of the router's cascade. Sections are
-//! written in that order. Version 1 files (no cascade) still open.
+//! (bincode [`CascadeMeta`]): the static embedding space of the router's cascade, then, optional
+//! from version 3 on, `selection` (bincode [`SelectionMeta`]: lexical statistics, fusion
+//! weights, gates and the mode step's calibration). Sections are written in that order.
+//! Version 1 files (no cascade) and version 2 files (no selection section) still open.
 //!
 //! **Payloads**: every offset is a multiple of 64; matrices are row-major f32 with `stride` =
 //! `dim` rounded up to 16 floats, so each row starts on a 64-byte boundary; all padding is zero.
@@ -75,7 +77,8 @@ pub use crate::layout::{
     OLDEST_SUPPORTED_VERSION, SECTION_ENTRY_LEN, SectionKind, align_up, stride_for,
 };
 pub use crate::meta::{
-    CascadeMeta, IndexMeta, ItemMeta, ModeMeta, ModelMeta, PatternMeta, Thresholds,
+    CascadeMeta, FusionMeta, IndexMeta, ItemMeta, LexicalMeta, ModeCalibration, ModeMeta,
+    ModelMeta, PatternMeta, SelectionMeta, Thresholds,
 };
 pub use crate::writer::{IndexWriter, write_atomic};
 

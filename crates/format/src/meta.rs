@@ -136,6 +136,97 @@ pub struct CascadeMeta {
     pub margin: f32,
 }
 
+/// Lexical statistics of one item kind (a BM25 index over each item's whole text: name as
+/// words, description, parameter names and descriptions, examples, tags), computed at build time
+/// so the router scores a task's terms without touching any text.
+///
+/// Terms are analysed by `switchyard-lexical` (its `ANALYZER_VERSION` is recorded, since a term
+/// list is only meaningful to the analyser that made it). Postings of term `t` are
+/// `post_doc[term_start[t]..term_start[t + 1]]` with their counts in `post_tf`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct LexicalMeta {
+    /// Analyser version the terms were made with.
+    pub analyzer_version: u32,
+    /// Distinct terms, strictly ascending (binary-searched).
+    pub terms: Vec<String>,
+    /// Inverse document frequency of each term (Lucene's non-negative BM25 idf).
+    pub idf: Vec<f32>,
+    /// `terms.len() + 1` offsets into the postings.
+    pub term_start: Vec<u32>,
+    /// Item (document) index of each posting, ascending within a term.
+    pub post_doc: Vec<u32>,
+    /// Term count of each posting.
+    pub post_tf: Vec<u32>,
+    /// Length of each document in terms.
+    pub doc_len: Vec<u32>,
+    /// BM25 term-frequency saturation.
+    pub k1: f32,
+    /// BM25 length normalisation.
+    pub b: f32,
+}
+
+/// How the selection of one item kind combines and gates its two signals.
+///
+/// Per task, the dense score of each item is put on the index's calibrated scale
+/// `z = (cosine - unrelated_mean) / (related_mean - unrelated_mean)` and divided by the best
+/// item's (clamped to 0..=1); the BM25 score is divided by the best item's. The fused score is
+/// `(1 - lexical_weight) * dense + lexical_weight * lexical`. The gate decides whether the task
+/// is about this catalog at all: it opens when the best calibrated dense score reaches
+/// `gate_z`, or the best lexical match covers `lexical_gate` of the task's term weight.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FusionMeta {
+    /// Weight of the lexical side in the fused score (0 = dense only, 1 = lexical only).
+    pub lexical_weight: f32,
+    /// Smallest best-item calibrated dense score that opens the gate.
+    pub gate_z: f32,
+    /// Smallest share of the task's idf mass matched by one item that opens the gate.
+    pub lexical_gate: f32,
+    /// Once the gate is open, an item is kept only if its calibrated dense score reaches this
+    /// or it shares some term with the task (a floor against items about something else).
+    pub floor_z: f32,
+    /// Where the figures came from: `default`, `calibrated` (the catalog's own examples) or
+    /// `fitted` (`switchyard fit` on labelled cases).
+    pub source: String,
+}
+
+/// How the mode step was calibrated on the catalog's own examples.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModeCalibration {
+    /// Lead (best mode score minus the runner-up's) the semantic fallback needs to decide;
+    /// `None` when the catalog's examples cannot support a confident guess (too few, or no
+    /// lead reached the target precision in leave-one-out), so the default mode is used.
+    pub semantic_margin: Option<f32>,
+    /// Mode examples scored in leave-one-out.
+    pub examples: u32,
+    /// Leave-one-out accuracy of the examples whose lead reached the margin.
+    pub precision: Option<f32>,
+    /// Share of the examples whose lead reached the margin.
+    pub coverage: Option<f32>,
+    /// Why the semantic fallback is off, when it is.
+    pub note: Option<String>,
+}
+
+/// Everything the selection step needs beyond the matrices (the `selection` section).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SelectionMeta {
+    /// Lexical statistics of the tools, document `i` = tool `i` of [`IndexMeta::tools`].
+    pub tools_lexical: LexicalMeta,
+    /// Lexical statistics of the skills.
+    pub skills_lexical: LexicalMeta,
+    /// Fusion and gate of the tools.
+    pub tools: FusionMeta,
+    /// Fusion and gate of the skills.
+    pub skills: FusionMeta,
+    /// The mode step's calibration.
+    pub mode: ModeCalibration,
+    /// Penalty, on the fused 0..=1 scale, of an item outside a mode that came from a weak
+    /// signal (semantic guess or default): it ranks after the mode's items unless it wins by
+    /// more than this.
+    pub out_of_mode_penalty: f32,
+    /// Context hints and the mode each selects (`interactive` -> `plan`), from the manifest.
+    pub hints: Vec<(String, String)>,
+}
+
 macro_rules! bincode_codec {
     ($ty:ty, $what:literal) => {
         impl $ty {
@@ -164,3 +255,4 @@ macro_rules! bincode_codec {
 
 bincode_codec!(IndexMeta, "metadata");
 bincode_codec!(CascadeMeta, "cascade metadata");
+bincode_codec!(SelectionMeta, "selection metadata");

@@ -17,6 +17,7 @@ pub struct IndexWriter {
     strings: Vec<String>,
     meta: Option<Vec<u8>>,
     cascade: Option<Vec<u8>>,
+    selection: Option<Vec<u8>>,
 }
 
 impl IndexWriter {
@@ -29,6 +30,7 @@ impl IndexWriter {
             strings: Vec::new(),
             meta: None,
             cascade: None,
+            selection: None,
         }
     }
 
@@ -89,6 +91,12 @@ impl IndexWriter {
         Ok(self)
     }
 
+    /// Sets the selection section (lexical statistics, fusion, gates, mode calibration).
+    pub fn selection(&mut self, meta: &crate::SelectionMeta) -> Result<&mut Self> {
+        self.selection = Some(meta.encode()?);
+        Ok(self)
+    }
+
     fn matrix_payload(&self, kind: SectionKind) -> Result<(SectionKind, Vec<u8>, u64, u32, u32)> {
         let stride = stride_for(self.dim);
         let (rows, data) = match self.matrices.get(&kind) {
@@ -129,6 +137,9 @@ impl IndexWriter {
         if let Some(cascade) = &self.cascade {
             payloads.push(self.matrix_payload(SectionKind::StaticRows)?);
             payloads.push((SectionKind::Cascade, cascade.clone(), 0, 0, 0));
+        }
+        if let Some(selection) = &self.selection {
+            payloads.push((SectionKind::Selection, selection.clone(), 0, 0, 0));
         }
 
         let count = payloads.len();

@@ -18,6 +18,8 @@ pub struct Tool {
     pub examples: Vec<String>,
     /// The callable definition (JSON schema), emitted as-is, never turned into prose.
     pub parameters: Option<serde_json::Value>,
+    /// Free words that describe the tool (domain, product names), routed on like its text.
+    pub tags: Vec<String>,
 }
 
 /// A skill: instructions the agent can follow.
@@ -33,6 +35,8 @@ pub struct Skill {
     pub examples: Vec<String>,
     /// The full instructions, read from the `body` file.
     pub body: Option<String>,
+    /// Free words that describe the skill, routed on like its text.
+    pub tags: Vec<String>,
 }
 
 /// A working mode of the agent.
@@ -52,7 +56,14 @@ pub struct Mode {
     pub base_skills: Vec<String>,
     /// The mode's rules text, read from the `rules` file.
     pub rules: Option<String>,
+    /// Whether this is the mode used when no rule decides (at most one mode declares it).
+    pub default: bool,
+    /// Context hints that select this mode (`interactive`, `git_changes`).
+    pub hints: Vec<String>,
 }
+
+/// The context hints a mode may declare, in the order the router checks them.
+pub const HINTS: [&str; 2] = ["interactive", "git_changes"];
 
 /// A known injection attack.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -120,12 +131,15 @@ struct ToolsFile {
 #[serde(deny_unknown_fields)]
 struct RawTool {
     name: Spanned<String>,
-    description: Spanned<String>,
+    #[serde(default)]
+    description: Option<Spanned<String>>,
     modes: Spanned<Vec<String>>,
     #[serde(default)]
     examples: Vec<String>,
     #[serde(default)]
     parameters: Option<toml::Table>,
+    #[serde(default)]
+    tags: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -145,6 +159,8 @@ struct RawSkill {
     examples: Vec<String>,
     #[serde(default)]
     body: Option<Spanned<String>>,
+    #[serde(default)]
+    tags: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -159,7 +175,12 @@ struct ModesFile {
 struct RawMode {
     name: Spanned<String>,
     description: Spanned<String>,
+    #[serde(default)]
     keywords: Vec<String>,
+    #[serde(default)]
+    default: Option<Spanned<bool>>,
+    #[serde(default)]
+    hints: Option<Spanned<Vec<String>>>,
     #[serde(default)]
     examples: Vec<String>,
     #[serde(default)]
@@ -231,10 +252,26 @@ impl Source {
 
 fn read(dir: &Path, file: &str) -> Result<Option<Source>> {
     let path = dir.join(file);
-    match std::fs::read_to_string(&path) {
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(ManifestError::Io { path, source: e }),
+    };
+    match String::from_utf8(bytes) {
         Ok(text) => Ok(Some(Source { path, text })),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(ManifestError::Io { path, source: e }),
+        Err(e) => {
+            let good = e.utf8_error().valid_up_to();
+            let line = e.as_bytes()[..good].iter().filter(|&&b| b == b'\n').count() + 1;
+            Err(ManifestError::Invalid {
+                path,
+                line,
+                field: "(file)".into(),
+                message: format!(
+                    "byte {good} is not valid UTF-8; save the file as UTF-8 (manifests may use any \
+                     language, but only in UTF-8)"
+                ),
+            })
+        }
     }
 }
 
@@ -394,11 +431,26 @@ impl Catalog {
                 })?),
                 None => None,
             };
+            let line = src.line(t.name.span());
+            let description = t.description.as_ref().map(|d| d.get_ref().trim().to_string());
+            let description = description.unwrap_or_default();
+            if description.is_empty() {
+                warnings.push(Warning {
+                    path: src.path.clone(),
+                    line,
+                    message: format!(
+                        "tool.description: {name} has no description; it stays routable by its name{}, but one sentence saying what it does routes far better",
+                        if parameters.is_some() { " and parameters" } else { "" }
+                    ),
+                });
+            }
+            long_text(src, line, "tool.description", &name, &description, &mut warnings);
             tools.push(Tool {
-                description: non_empty(src, &t.description, "tool.description")?,
+                description,
                 modes: check_modes(src, &t.modes, &mode_names, "tool.modes")?,
                 examples: clean_list(t.examples),
                 parameters,
+                tags: clean_list(t.tags),
                 name,
             });
         }
@@ -420,11 +472,15 @@ impl Catalog {
                     Some(rel) => Some(read_relative(src, dir, rel, "skill.body")?),
                     None => None,
                 };
+                let description = non_empty(src, &s.description, "skill.description")?;
+                let line = src.line(s.name.span());
+                long_text(src, line, "skill.description", &name, &description, &mut warnings);
                 skills.push(Skill {
-                    description: non_empty(src, &s.description, "skill.description")?,
+                    description,
                     modes: check_modes(src, &s.modes, &mode_names, "skill.modes")?,
                     examples: clean_list(s.examples),
                     body,
+                    tags: clean_list(s.tags),
                     name,
                 });
             }
@@ -438,8 +494,41 @@ impl Catalog {
         let tool_names: BTreeSet<&str> = tools.iter().map(|t| t.name.as_str()).collect();
         let skill_names: BTreeSet<&str> = skills.iter().map(|t| t.name.as_str()).collect();
         let mut modes = Vec::new();
+        let mut default_at: Option<(String, usize)> = None;
+        let mut hint_owner: BTreeMap<String, String> = BTreeMap::new();
         if let Some(src) = &modes_src {
             for (name, m) in raw_modes {
+                let is_default = m.default.as_ref().is_some_and(|d| *d.get_ref());
+                if let Some(d) = m.default.as_ref().filter(|d| *d.get_ref()) {
+                    if let Some((other, line)) = &default_at {
+                        return Err(src.invalid(
+                            d.span(),
+                            "mode.default",
+                            format!("{other} (line {line}) is already the default mode; mark only one mode `default = true`"),
+                        ));
+                    }
+                    default_at = Some((name.clone(), src.line(d.span())));
+                }
+                let mut hints = Vec::new();
+                if let Some(h) = &m.hints {
+                    for hint in h.get_ref() {
+                        if !HINTS.contains(&hint.as_str()) {
+                            return Err(src.invalid(
+                                h.span(),
+                                "mode.hints",
+                                format!("{hint:?} is not a hint; allowed: {}", HINTS.join(", ")),
+                            ));
+                        }
+                        if let Some(other) = hint_owner.insert(hint.clone(), name.clone()) {
+                            return Err(src.invalid(
+                                h.span(),
+                                "mode.hints",
+                                format!("hint {hint:?} already selects mode {other}; a hint selects one mode"),
+                            ));
+                        }
+                        hints.push(hint.clone());
+                    }
+                }
                 let check = |list: &Option<Spanned<Vec<String>>>,
                              known: &BTreeSet<&str>,
                              field: &str,
@@ -467,6 +556,8 @@ impl Catalog {
                     base_tools: check(&m.base_tools, &tool_names, "mode.base_tools", "tool")?,
                     base_skills: check(&m.base_skills, &skill_names, "mode.base_skills", "skill")?,
                     rules,
+                    default: is_default,
+                    hints,
                     name,
                 });
             }
@@ -501,13 +592,41 @@ impl Catalog {
         Sha256::digest(&json).iter().map(|b| format!("{b:02x}")).collect()
     }
 
-    /// The mode chosen when no rule decides: `act` if defined, else the first mode, else `act`.
+    /// The mode chosen when no rule decides: the one marked `default = true`; for catalogs
+    /// that mark none, `act` if defined, else the first mode, else `act`.
     pub fn default_mode(&self) -> String {
+        if let Some(m) = self.modes.iter().find(|m| m.default) {
+            return m.name.clone();
+        }
         if self.modes.iter().any(|m| m.name == "act") || self.modes.is_empty() {
             "act".into()
         } else {
             self.modes[0].name.clone()
         }
+    }
+}
+
+/// Longest description, in characters, before a warning: the models read at most a few hundred
+/// tokens of a row, so the rest never counts.
+const LONG_DESCRIPTION: usize = 1500;
+
+fn long_text(
+    src: &Source,
+    line: usize,
+    field: &str,
+    name: &str,
+    text: &str,
+    warnings: &mut Vec<Warning>,
+) {
+    let n = text.chars().count();
+    if n > LONG_DESCRIPTION {
+        warnings.push(Warning {
+            path: src.path.clone(),
+            line,
+            message: format!(
+                "{field}: {name}'s description is {n} characters; the model reads about the first {LONG_DESCRIPTION}, so put what it does first (the rest still counts for lexical matching)"
+            ),
+        });
     }
 }
 
@@ -558,21 +677,69 @@ impl Tool {
         humanize(&self.name)
     }
 
-    /// The texts embedded for this tool, one row each: `"<name as words>: <description>"`, then
-    /// each example as written. The name is included because it is often the best keyword.
+    /// The texts embedded for this tool, one row each: its [`Tool::card`], then each example as
+    /// written.
     pub fn texts(&self) -> Vec<String> {
-        std::iter::once(format!("{}: {}", humanize(&self.name), self.description))
-            .chain(self.examples.iter().cloned())
-            .collect()
+        std::iter::once(self.card()).chain(self.examples.iter().cloned()).collect()
+    }
+
+    /// The tool's first row: `"<name as words>: <description>"`, then its tags and its
+    /// parameters' names and descriptions, so a tool with a thin (or no) description is still
+    /// found by what it takes. The name is included because it is often the best keyword.
+    pub fn card(&self) -> String {
+        let mut card = humanize(&self.name);
+        if !self.description.is_empty() {
+            card.push_str(": ");
+            card.push_str(&self.description);
+        }
+        if !self.tags.is_empty() {
+            card.push_str(&format!(" ({})", self.tags.join(", ")));
+        }
+        let params = parameter_words(self.parameters.as_ref());
+        if !params.is_empty() {
+            card.push_str(&format!(" Parameters: {}.", params.join("; ")));
+        }
+        card
+    }
+
+    /// Everything routable about the tool as one text (the lexical document): the card and the
+    /// examples.
+    pub fn document(&self) -> String {
+        self.texts().join("\n")
     }
 }
 
+/// `"room (Room number)"` for each property of a JSON-schema object, in schema order.
+fn parameter_words(schema: Option<&serde_json::Value>) -> Vec<String> {
+    let Some(props) = schema.and_then(|p| p.get("properties")).and_then(|p| p.as_object()) else {
+        return Vec::new();
+    };
+    props
+        .iter()
+        .map(|(name, p)| {
+            let words = humanize(name).to_lowercase();
+            match p.get("description").and_then(|d| d.as_str()).map(str::trim) {
+                Some(d) if !d.is_empty() => format!("{words} ({d})"),
+                _ => words,
+            }
+        })
+        .collect()
+}
+
 impl Skill {
-    /// The texts embedded for this skill (as for tools).
+    /// The texts embedded for this skill: `"<name as words>: <description> (<tags>)"`, then
+    /// each example.
     pub fn texts(&self) -> Vec<String> {
-        std::iter::once(format!("{}: {}", humanize(&self.name), self.description))
-            .chain(self.examples.iter().cloned())
-            .collect()
+        let mut card = format!("{}: {}", humanize(&self.name), self.description);
+        if !self.tags.is_empty() {
+            card.push_str(&format!(" ({})", self.tags.join(", ")));
+        }
+        std::iter::once(card).chain(self.examples.iter().cloned()).collect()
+    }
+
+    /// Everything routable about the skill as one text (the lexical document).
+    pub fn document(&self) -> String {
+        self.texts().join("\n")
     }
 }
 

@@ -23,7 +23,7 @@
 //! ```
 #![deny(missing_docs)]
 
-pub use crate::catalog::{Benign, Catalog, Mode, Pattern, Skill, Tool, Warning};
+pub use crate::catalog::{Benign, Catalog, HINTS, Mode, Pattern, Skill, Tool, Warning};
 pub use crate::error::{ManifestError, Result};
 
 mod catalog;

@@ -48,6 +48,51 @@ pub enum DropReason {
     OverMaxResults,
     /// Cut by `max_tools` / `max_skills` after merging with the base set.
     OverCap,
+    /// The task is not about this catalog: no item opened the gate (see [`GateCheck`]).
+    GateClosed,
+}
+
+/// How the decided mode constrains selection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ModeFilter {
+    /// A strong signal (explicit, hint, keyword) decided: items outside the mode are dropped.
+    Hard,
+    /// A weak signal (semantic guess, default) decided: items outside the mode rank after the
+    /// mode's items by a penalty, and are kept when they win by more than it.
+    Soft,
+}
+
+/// Whether a task is about the catalog at all, per item kind.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GateCheck {
+    /// Whether the gate opened (items may be selected by score).
+    pub open: bool,
+    /// The best item's calibrated dense score (0 = an unrelated text's mean, 1 = a typical
+    /// request for that item).
+    pub best_z: f32,
+    /// Calibrated dense score that opens the gate.
+    pub gate_z: f32,
+    /// Largest share of the task's term weight one item matched.
+    pub best_lexical_share: f32,
+    /// Lexical share that opens the gate.
+    pub lexical_gate: f32,
+    /// Weight of the lexical side in the fused score.
+    pub lexical_weight: f32,
+}
+
+/// The two signals of a selected item and how they were combined.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Signals {
+    /// Dense side, 0..=1 (1 = the task's best dense item).
+    pub dense: f32,
+    /// Lexical side, 0..=1 (1 = the task's best BM25 item).
+    pub lexical: f32,
+    /// The fused score the item was ranked by (before any mode penalty).
+    pub fused: f32,
+    /// Whether the item is outside a weakly decided mode (ranked with a penalty).
+    pub outside_mode: bool,
 }
 
 /// Which signal the selection came from.
@@ -101,6 +146,9 @@ pub struct Selected {
     pub matched_row: u32,
     /// That row's text.
     pub matched_text: String,
+    /// Dense, lexical and fused scores (hybrid indexes; `None` on older indexes and the
+    /// fail-open path).
+    pub signals: Option<Signals>,
 }
 
 /// A candidate left out.
@@ -162,6 +210,9 @@ pub struct Decision {
     pub mode: String,
     /// Which step decided it.
     pub mode_source: ModeSource,
+    /// How the mode constrains selection: hard for explicit, hint and keyword modes, soft for
+    /// a semantic guess or the default (on indexes with a selection section).
+    pub mode_filter: ModeFilter,
     /// What the deciding step matched (keyword, hint, best mode score).
     pub mode_detail: Option<String>,
     /// Whether the task was recognised as chit-chat.
@@ -174,6 +225,10 @@ pub struct Decision {
     pub dropped: Vec<Dropped>,
     /// Thresholds used.
     pub thresholds: AppliedThresholds,
+    /// The tools' gate (hybrid indexes).
+    pub tool_gate: Option<GateCheck>,
+    /// The skills' gate (hybrid indexes).
+    pub skill_gate: Option<GateCheck>,
     /// Set when the model failed or ran over budget and deterministic signals answered.
     pub fallback_reason: Option<String>,
     /// Which signal answered: the model, the cascade's static table, keywords or rules.
@@ -188,6 +243,13 @@ pub struct Decision {
     /// cascade answered (see [`crate::Router::task_embedding`]) or the model failed.
     #[serde(skip)]
     pub embedding: Option<Arc<[f32]>>,
+}
+
+impl Selected {
+    /// The score the item ranks by: the fused score on hybrid indexes, else the cosine.
+    pub fn rank_score(&self) -> f32 {
+        self.signals.map_or(self.score, |s| s.fused)
+    }
 }
 
 impl Decision {

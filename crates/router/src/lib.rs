@@ -27,8 +27,8 @@
 #![deny(missing_docs)]
 
 pub use crate::decision::{
-    AnsweredBy, AppliedThresholds, CascadeCheck, Decision, DropReason, Dropped, Metrics,
-    ModeSource, Selected, SelectedBy, Timings,
+    AnsweredBy, AppliedThresholds, CascadeCheck, Decision, DropReason, Dropped, GateCheck,
+    Metrics, ModeFilter, ModeSource, Selected, SelectedBy, Signals, Timings,
 };
 pub use crate::error::{Result, RouteError};
 pub use crate::router::{RouteOptions, Router, RouterBuilder, Scratch};
@@ -38,8 +38,10 @@ mod decision;
 mod error;
 pub mod kernels;
 pub mod keywords;
+mod mode;
 mod router;
 mod screen;
+mod select;
 
 #[cfg(test)]
 mod tests {

@@ -1,7 +1,8 @@
 use crate::decision::{
-    AnsweredBy, AppliedThresholds, CascadeCheck, Decision, DropReason, Dropped, Metrics,
-    ModeSource, Selected, SelectedBy,
+    AnsweredBy, AppliedThresholds, CascadeCheck, Decision, DropReason, Dropped, GateCheck,
+    Metrics, ModeFilter, ModeSource, Selected, SelectedBy,
 };
+use crate::select::HybridInput;
 use crate::kernels;
 use crate::keywords::{Keyword, words};
 use crate::{Result, RouteError};
@@ -12,16 +13,17 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use switchyard_embed::{Embedder, StaticTable};
 use switchyard_format::{Index, ItemMeta, MatrixView, OpenOptions, SectionKind, Thresholds};
+use switchyard_lexical::{Bm25Scorer, Fused, LexicalScores, analyze};
 
 /// Router settings. Every default is a setting, not a constant in code.
 #[derive(Debug, Clone)]
-struct RouterConfig {
+pub(crate) struct RouterConfig {
     /// Most tools in a decision, base tools included.
     max_tools: usize,
     /// Most skills in a decision, base skills included.
     max_skills: usize,
     /// Most items picked by score (per kind), before merging with the base set.
-    max_results: usize,
+    pub(crate) max_results: usize,
     /// Overrides of the index's derived thresholds.
     tool_min: Option<f32>,
     skill_min: Option<f32>,
@@ -34,18 +36,22 @@ struct RouterConfig {
     /// Longest wait for the embedder before answering from deterministic signals.
     embed_budget: Option<Duration>,
     /// Whether the semantic mode fallback runs.
-    semantic_modes: bool,
+    pub(crate) semantic_modes: bool,
     /// Nearest misses reported as `below_threshold`, per kind.
-    near_misses: usize,
+    pub(crate) near_misses: usize,
     /// Verify payload checksums on open.
     verify: bool,
     /// Whether the cascade may answer from the index's static table.
     cascade: bool,
     /// Rank every item by score, thresholds ignored (evaluation).
-    rank_all: bool,
+    pub(crate) rank_all: bool,
     /// Overrides of the index's cascade settings.
     cascade_min_coverage: Option<f32>,
     cascade_margin: Option<f32>,
+    /// Override of the index's lexical weight (both kinds; hybrid indexes).
+    pub(crate) lexical_weight: Option<f32>,
+    /// Override of the index's tool and skill gates (calibrated dense scale).
+    pub(crate) gate_z: Option<f32>,
 }
 
 impl Default for RouterConfig {
@@ -68,6 +74,8 @@ impl Default for RouterConfig {
             rank_all: false,
             cascade_min_coverage: None,
             cascade_margin: None,
+            lexical_weight: None,
+            gate_z: None,
         }
     }
 }
@@ -130,6 +138,13 @@ impl RouterBuilder {
     setter!(/// Overrides the static lead needed, as a fraction of the static score spread.
         cascade_margin: Option<f32> => cascade_margin);
 
+    setter!(/// Overrides the index's lexical weight in the fused score, 0..=1 (0 ranks by the
+        /// embedding alone; hybrid indexes only).
+        lexical_weight: Option<f32> => lexical_weight);
+    setter!(/// Overrides the index's gates (the best item's calibrated dense score that makes a
+        /// task about the catalog; hybrid indexes only).
+        gate_z: Option<f32> => gate_z);
+
     /// Opens the index, checks the model fingerprint and precomputes the per-item tables.
     pub fn build(&self, embedder: Arc<dyn Embedder>) -> Result<Router> {
         let c = &self.config;
@@ -155,6 +170,14 @@ impl RouterBuilder {
                 });
             }
         }
+        if let Some(w) = c.lexical_weight
+            && !(0.0..=1.0).contains(&w)
+        {
+            return Err(RouteError::Config {
+                field: "lexical_weight",
+                message: format!("{w} is not a weight in 0..=1"),
+            });
+        }
         let index = Index::open(&self.path, OpenOptions::new().verify_payload(c.verify))?;
         let info = embedder.info();
         if index.header().fingerprint != info.fingerprint.0 || index.dim() != info.dim {
@@ -173,20 +196,22 @@ impl RouterBuilder {
 
 /// A compiled view of one item kind (tools or skills) for fast per-task work.
 #[derive(Debug)]
-struct ItemTable {
-    kind: SectionKind,
-    label: &'static str,
+pub(crate) struct ItemTable {
+    pub(crate) kind: SectionKind,
+    pub(crate) label: &'static str,
     /// `row_owner[row]` = item index.
-    row_owner: Vec<u32>,
+    pub(crate) row_owner: Vec<u32>,
     /// Per item: the set of mode indices it is offered in (`None` = any).
-    modes: Vec<Option<Vec<usize>>>,
+    pub(crate) modes: Vec<Option<Vec<usize>>>,
     /// Lowercase words of name and description, for the fail-open keyword match.
     words: Vec<Vec<String>>,
+    /// The lexical scorer (indexes with a selection section).
+    pub(crate) bm25: Option<Bm25Scorer>,
 }
 
 /// Which embedding space a vector lives in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Space {
+pub(crate) enum Space {
     /// The transformer's.
     Model,
     /// The cascade's static table.
@@ -200,11 +225,11 @@ enum Signal<'a> {
 }
 
 /// The per-kind settings of one selection.
-struct Pick<'a> {
-    base: &'a [String],
-    mode: Option<usize>,
-    min: f32,
-    cap: usize,
+pub(crate) struct Pick<'a> {
+    pub(crate) base: &'a [String],
+    pub(crate) mode: Option<usize>,
+    pub(crate) min: f32,
+    pub(crate) cap: usize,
 }
 
 /// Words too common to count as a keyword match in the fail-open path.
@@ -227,7 +252,13 @@ fn is_content_word(w: &str) -> bool {
 /// Per-call buffers, reused across calls on one thread.
 #[derive(Debug, Default)]
 pub struct Scratch {
-    row_scores: Vec<f32>,
+    pub(crate) row_scores: Vec<f32>,
+    /// Per item: best row score and its row.
+    pub(crate) best: Vec<(f32, u32)>,
+    /// Per item: calibrated dense score.
+    pub(crate) z: Vec<f32>,
+    pub(crate) lexical: LexicalScores,
+    pub(crate) fused: Vec<Fused>,
 }
 
 /// Options of one routing call.
@@ -243,13 +274,13 @@ pub struct RouteOptions {
 
 /// Routes tasks against one index with one embedder. `Send + Sync`: share it across threads.
 pub struct Router {
-    index: Index,
+    pub(crate) index: Index,
     embedder: Arc<dyn Embedder>,
-    config: RouterConfig,
+    pub(crate) config: RouterConfig,
     tools: ItemTable,
     skills: ItemTable,
     mode_keywords: Vec<Vec<Keyword>>,
-    mode_row_owner: Vec<u32>,
+    pub(crate) mode_row_owner: Vec<u32>,
     cache: Option<Mutex<LruCache<String, Arc<[f32]>>>>,
 }
 
@@ -313,6 +344,7 @@ impl Router {
     fn from_index(index: Index, embedder: Arc<dyn Embedder>, config: RouterConfig) -> Result<Self> {
         let meta = index.meta();
         let mode_pos = |name: &str| meta.modes.iter().position(|m| m.name == name);
+        let selection = index.selection();
         let table = |kind: SectionKind, label: &'static str, items: &[ItemMeta]| -> ItemTable {
             let rows = index.matrix(kind).rows();
             let mut row_owner = vec![0u32; rows];
@@ -348,6 +380,12 @@ impl Router {
                         .collect()
                     })
                     .collect(),
+                bm25: selection.map(|sel| {
+                    Bm25Scorer::new(match kind {
+                        SectionKind::Tools => &sel.tools_lexical,
+                        _ => &sel.skills_lexical,
+                    })
+                }),
             }
         };
         let tools = table(SectionKind::Tools, "tool", &meta.tools);
@@ -441,12 +479,15 @@ impl Router {
                 task: task.to_string(),
                 mode: explicit.unwrap_or_else(|| meta.default_mode.clone()),
                 mode_source: ModeSource::Chitchat,
+                mode_filter: ModeFilter::Hard,
                 mode_detail: None,
                 chitchat: true,
                 tools: Vec::new(),
                 skills: Vec::new(),
                 dropped: Vec::new(),
                 thresholds,
+                tool_gate: None,
+                skill_gate: None,
                 fallback_reason: None,
                 answered_by: AnsweredBy::Rules,
                 cascade: None,
@@ -490,21 +531,26 @@ impl Router {
         };
 
         let tm = Instant::now();
+        let hint = self.hint_mode(options);
         let (mode, mode_source, mode_detail) = if let Some(m) = explicit {
             (m, ModeSource::Explicit, None)
-        } else if options.interactive && meta.modes.iter().any(|m| m.name == "plan") {
-            ("plan".to_string(), ModeSource::Hint, Some("interactive".to_string()))
-        } else if options.git_changes && meta.modes.iter().any(|m| m.name == "act") {
-            ("act".to_string(), ModeSource::Hint, Some("git_changes".to_string()))
+        } else if let Some((hint, m)) = hint {
+            (m, ModeSource::Hint, Some(hint))
         } else if let Some((m, kw)) = keyword {
             (meta.modes[m].name.clone(), ModeSource::Keyword, Some(kw))
-        } else if let Some((m, score)) =
+        } else if let Some(guess) =
             vector.and_then(|e| self.semantic_mode(e, space, thresholds.mode_min, scratch))
         {
-            (meta.modes[m].name.clone(), ModeSource::Semantic, Some(format!("{score:.3}")))
+            (meta.modes[guess.mode].name.clone(), ModeSource::Semantic, Some(guess.detail()))
         } else {
-            (meta.default_mode.clone(), ModeSource::Default, None)
+            let why = self.index.selection().and_then(|s| s.mode.note.clone());
+            (meta.default_mode.clone(), ModeSource::Default, why)
         };
+        // A guess or the default must not hide the tools a task needs: on a hybrid index it
+        // only orders them.
+        let soft_mode = self.index.selection().is_some()
+            && matches!(mode_source, ModeSource::Semantic | ModeSource::Default);
+        let mode_filter = if soft_mode { ModeFilter::Soft } else { ModeFilter::Hard };
         metrics.timings.mode_ms = ms(tm);
 
         let ts = Instant::now();
@@ -518,7 +564,31 @@ impl Router {
             Some(e) => Signal::Embedding(e, space),
             None => Signal::Words(&content),
         };
-        let tools = self.select(
+        let terms = analyze(task);
+        let pick_kind = |table: &ItemTable,
+                             items: &[ItemMeta],
+                             pick: Pick<'_>,
+                             override_min: Option<f32>,
+                             scratch: &mut Scratch,
+                             dropped: &mut Vec<Dropped>|
+         -> (Vec<Selected>, Option<GateCheck>) {
+            if let Some(e) = vector {
+                let input = HybridInput { embedding: e, space, terms: &terms, soft_mode, override_min };
+                let hybrid = self.select_hybrid(
+                    table,
+                    items,
+                    Pick { base: pick.base, mode: pick.mode, min: pick.min, cap: pick.cap },
+                    &input,
+                    scratch,
+                    dropped,
+                );
+                if let Some((selected, gate)) = hybrid {
+                    return (selected, Some(gate));
+                }
+            }
+            (self.select(table, items, pick, &signal, scratch, dropped), None)
+        };
+        let (tools, tool_gate) = pick_kind(
             &self.tools,
             &meta.tools,
             Pick {
@@ -527,11 +597,11 @@ impl Router {
                 min: thresholds.tool_min,
                 cap: self.config.max_tools,
             },
-            &signal,
+            self.config.tool_min,
             scratch,
             &mut dropped,
         );
-        let skills = self.select(
+        let (skills, skill_gate) = pick_kind(
             &self.skills,
             &meta.skills,
             Pick {
@@ -540,7 +610,7 @@ impl Router {
                 min: thresholds.skill_min,
                 cap: self.config.max_skills,
             },
-            &signal,
+            self.config.skill_min,
             scratch,
             &mut dropped,
         );
@@ -550,12 +620,15 @@ impl Router {
             task: task.to_string(),
             mode,
             mode_source,
+            mode_filter,
             mode_detail,
             chitchat: false,
             tools,
             skills,
             dropped,
             thresholds,
+            tool_gate,
+            skill_gate,
             fallback_reason,
             answered_by,
             cascade,
@@ -620,7 +693,29 @@ impl Router {
         Some((v, check))
     }
 
-    fn matrix_of(&self, kind: SectionKind, space: Space) -> MatrixView<'_> {
+    /// The mode a context hint selects: from the index's selection section (declared in the
+    /// modes manifest); older indexes map interactive -> plan and git_changes -> act.
+    fn hint_mode(&self, options: &RouteOptions) -> Option<(String, String)> {
+        let on = |hint: &str| match hint {
+            "interactive" => options.interactive,
+            "git_changes" => options.git_changes,
+            _ => false,
+        };
+        let modes = &self.index.meta().modes;
+        match self.index.selection() {
+            Some(sel) => sel
+                .hints
+                .iter()
+                .find(|(h, _)| on(h))
+                .map(|(h, m)| (h.clone(), m.clone())),
+            None => [("interactive", "plan"), ("git_changes", "act")]
+                .into_iter()
+                .find(|(h, m)| on(h) && modes.iter().any(|x| x.name == *m))
+                .map(|(h, m)| (h.to_string(), m.to_string())),
+        }
+    }
+
+    pub(crate) fn matrix_of(&self, kind: SectionKind, space: Space) -> MatrixView<'_> {
         match (space, self.index.static_space()) {
             (Space::Static, Some(st)) => match kind {
                 SectionKind::Tools => st.tools,
@@ -670,51 +765,6 @@ impl Router {
             }
         }
         best.map(|(_, m, k)| (m, k))
-    }
-
-    fn semantic_mode(
-        &self,
-        embedding: &[f32],
-        space: Space,
-        min: f32,
-        scratch: &mut Scratch,
-    ) -> Option<(usize, f32)> {
-        if !self.config.semantic_modes {
-            return None;
-        }
-        let modes = self.matrix_of(SectionKind::Modes, space);
-        if modes.is_empty() {
-            return None;
-        }
-        kernels::scores_into(&modes, embedding, &mut scratch.row_scores);
-        let meta = self.index.meta();
-        let mut best = vec![f32::NEG_INFINITY; meta.modes.len()];
-        for (row, &s) in scratch.row_scores.iter().enumerate() {
-            let m = self.mode_row_owner[row] as usize;
-            best[m] = best[m].max(s);
-        }
-        let (top, score) = best
-            .iter()
-            .enumerate()
-            .fold((0, f32::NEG_INFINITY), |b, (i, &s)| if s > b.1 { (i, s) } else { b });
-        if score < min {
-            return None;
-        }
-        // Leaving the default mode hides tools, so the evidence must be clear: the winner has
-        // to beat the default mode by a tenth of the catalog's related-unrelated spread (a
-        // scale-free margin, right for MiniLM's and e5's score ranges alike).
-        let t = match (space, self.index.static_space()) {
-            (Space::Static, Some(st)) => &st.meta.thresholds,
-            _ => &meta.thresholds,
-        };
-        let margin = 0.1 * (t.related_mean - t.unrelated_mean).max(0.0);
-        if let Some(d) = meta.modes.iter().position(|m| m.name == meta.default_mode)
-            && d != top
-            && score - best[d] < margin
-        {
-            return None;
-        }
-        Some((top, score))
     }
 
     /// Gets the task's embedding from the cache or the model, within the time budget.
@@ -868,7 +918,7 @@ impl Router {
         out
     }
 
-    fn selected(
+    pub(crate) fn selected(
         &self,
         table: &ItemTable,
         items: &[ItemMeta],
@@ -883,6 +933,7 @@ impl Router {
             by,
             matched_row: row - items[i].first_row,
             matched_text: self.index.row_text(table.kind, row as usize).to_string(),
+            signals: None,
         }
     }
 

@@ -1,0 +1,352 @@
+//! The `selection` section: lexical statistics, the fusion weight and gates of tools and
+//! skills, and the mode step's calibration, all measured on the catalog itself.
+//!
+//! - **Lexical statistics**: BM25 over each item's whole text (name as words, description,
+//!   tags, parameter names and descriptions, examples), analysed by `switchyard-lexical`.
+//! - **Fusion weight**: with enough examples ([`MIN_PROBES`]), each example is a probe in
+//!   leave-one-out (its own row and its own words removed from its item) and the weight in
+//!   [`WEIGHT_GRID`] with the best mean reciprocal rank wins; a tie keeps the value nearer the
+//!   default. Without examples there is nothing to measure, and [`DEFAULT_LEXICAL_WEIGHT`] holds.
+//! - **Gate** (is the task about this catalog at all?): off-topic probes shipped with the
+//!   builder ([`OFF_TOPIC`], eight languages) are scored like tasks; the gate sits at their 90th
+//!   percentile best calibrated dense score, but never above the 5th percentile of the
+//!   catalog's own probes (its examples, else its names), so a catalog that really covers
+//!   general topics keeps its recall. It never goes below [`MIN_GATE_Z`].
+//! - **Mode margin**: every mode example scored against the modes in leave-one-out; the
+//!   semantic fallback decides only with a lead (best minus runner-up) at which leave-one-out
+//!   precision reached [`MODE_PRECISION`]. Too few examples, or no such lead: the fallback is off
+//!   and the declared default mode decides.
+
+use switchyard_format::{FusionMeta, ModeCalibration, SelectionMeta, Thresholds};
+use switchyard_lexical::{Bm25Scorer, Fused, LexicalScores, analyze, build, fuse_into};
+use switchyard_manifest::Catalog;
+
+/// Lexical weight when the catalog has too few examples to measure one. Chosen on development
+/// splits only (metatool's first half, Seal-Tools' dev split), see `benches/RESULTS.md`.
+pub const DEFAULT_LEXICAL_WEIGHT: f32 = 0.3;
+/// Weights tried in calibration.
+pub const WEIGHT_GRID: [f32; 8] = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7];
+/// Fewest probes (examples) for a measured fusion weight.
+pub const MIN_PROBES: usize = 30;
+/// Most probes used in calibration (the first ones by item order; keeps big catalogs fast).
+pub const MAX_PROBES: usize = 600;
+/// Lowest gate, on the calibrated scale (0 = an unrelated text's mean score).
+pub const MIN_GATE_Z: f32 = 0.1;
+/// Share of a task's term weight one item must match to open the gate on words alone.
+pub const LEXICAL_GATE: f32 = 0.6;
+/// Per-item floor once the gate is open: above the unrelated level, or sharing a term.
+pub const FLOOR_Z: f32 = 0.0;
+/// Leave-one-out precision the semantic mode fallback must reach at its margin.
+pub const MODE_PRECISION: f32 = 0.9;
+/// Fewest examples per non-default mode for a semantic mode fallback.
+pub const MIN_MODE_EXAMPLES: usize = 3;
+/// Penalty of an item outside a weakly guessed mode, on the fused 0..=1 scale.
+pub const OUT_OF_MODE_PENALTY: f32 = 0.15;
+
+/// Tasks no ordinary catalog serves: general knowledge, chit-chat, creative writing, personal
+/// questions, in eight languages. They calibrate the gate; they are never stored.
+pub const OFF_TOPIC: &[&str] = &[
+    "what is the capital of Peru",
+    "tell me a joke about penguins",
+    "write a short poem about the sea at night",
+    "who painted the Mona Lisa",
+    "how many legs does a spider have",
+    "what should I cook for dinner tonight",
+    "explain why the sky is blue",
+    "I had a weird dream about my grandmother",
+    "recommend a good fantasy novel",
+    "what does the word serendipity mean",
+    "how do I get over a breakup",
+    "is it healthy to drink coffee every day",
+    "qual é a capital da Austrália",
+    "me conta uma curiosidade sobre baleias",
+    "escreva um poema sobre o outono",
+    "quelle est la plus haute montagne d'Europe",
+    "raconte-moi une blague",
+    "pourquoi les chats ronronnent-ils",
+    "¿cuántos planetas hay en el sistema solar?",
+    "escríbeme una canción de cumpleaños",
+    "¿qué significa soñar con agua?",
+    "wie hoch ist der Eiffelturm",
+    "erzähl mir einen Witz über Hunde",
+    "was ist der Sinn des Lebens",
+    "chi ha scritto la Divina Commedia",
+    "dimmi una barzelletta",
+    "日本で一番高い山は何ですか",
+    "面白い話をして",
+    "天空为什么是蓝色的",
+    "给我讲个笑话",
+];
+
+/// What the builder hands over: the catalog and its embedded rows.
+pub(crate) struct Inputs<'a> {
+    pub catalog: &'a Catalog,
+    pub dim: usize,
+    /// Unpadded row-major rows of tools, skills, modes.
+    pub tools: (&'a [f32], &'a [(usize, usize)]),
+    pub skills: (&'a [f32], &'a [(usize, usize)]),
+    pub modes: (&'a [f32], &'a [(usize, usize)]),
+    /// One embedded name probe per tool, when some tool has no examples.
+    pub tool_names: Option<&'a [f32]>,
+    /// The embedded [`OFF_TOPIC`] probes.
+    pub off_topic: &'a [f32],
+    pub thresholds: &'a Thresholds,
+}
+
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+fn quantile(mut v: Vec<f32>, q: f32) -> Option<f32> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f32::total_cmp);
+    Some(v[((v.len() - 1) as f32 * q).round() as usize])
+}
+
+/// One item kind's rows and texts.
+struct Kind<'a> {
+    rows: &'a [f32],
+    spans: &'a [(usize, usize)],
+    /// Per item: its lexical document and its examples (row 1.. texts).
+    docs: Vec<String>,
+    examples: Vec<Vec<String>>,
+    /// Embedded name probes, one per item (tools only).
+    names: Option<&'a [f32]>,
+}
+
+impl Kind<'_> {
+    fn row(&self, dim: usize, r: usize) -> &[f32] {
+        &self.rows[r * dim..(r + 1) * dim]
+    }
+
+    /// Calibrated dense score of every item for a probe, skipping row `skip`.
+    fn z_scores(&self, dim: usize, probe: &[f32], skip: Option<usize>, t: &Thresholds) -> Vec<f32> {
+        let spread = (t.related_mean - t.unrelated_mean).max(1e-6);
+        self.spans
+            .iter()
+            .map(|&(first, count)| {
+                let best = (first..first + count)
+                    .filter(|&r| Some(r) != skip)
+                    .map(|r| dot(probe, self.row(dim, r)))
+                    .fold(f32::NEG_INFINITY, f32::max);
+                if best.is_finite() { (best - t.unrelated_mean) / spread } else { 0.0 }
+            })
+            .collect()
+    }
+}
+
+/// Mean reciprocal rank of each weight of [`WEIGHT_GRID`] over the kind's example probes, in
+/// leave-one-out; `None` with fewer than [`MIN_PROBES`] examples.
+fn calibrate_weight(kind: &Kind<'_>, dim: usize, t: &Thresholds) -> Option<f32> {
+    let probes: Vec<(usize, usize, usize)> = kind
+        .spans
+        .iter()
+        .enumerate()
+        .flat_map(|(item, &(first, count))| (1..count).map(move |k| (item, first + k, k - 1)))
+        .take(MAX_PROBES)
+        .collect();
+    if probes.len() < MIN_PROBES || kind.spans.len() < 2 {
+        return None;
+    }
+    let mut rr = vec![0f64; WEIGHT_GRID.len()];
+    let mut scores = LexicalScores::default();
+    let mut fused: Vec<Fused> = Vec::new();
+    for &(item, row, example) in &probes {
+        let z = kind.z_scores(dim, kind.row(dim, row), Some(row), t);
+        // The probe's own words leave its item's document.
+        let mut docs = kind.docs.clone();
+        docs[item] = kind.docs_without(item, example);
+        let stats = build(&docs);
+        Bm25Scorer::new(&stats).score(&stats, &analyze(&kind.examples[item][example]), &mut scores);
+        for (w, acc) in WEIGHT_GRID.iter().zip(rr.iter_mut()) {
+            fuse_into(&z, &scores.bm25, *w, &mut fused);
+            let own = fused[item].score;
+            let rank = 1 + fused.iter().filter(|f| f.score > own).count();
+            *acc += 1.0 / rank as f64;
+        }
+    }
+    // Best MRR; ties (within a hair) go to the weight nearest the default.
+    let best = rr.iter().copied().fold(f64::MIN, f64::max);
+    WEIGHT_GRID
+        .iter()
+        .zip(&rr)
+        .filter(|(_, r)| **r >= best - 1e-9)
+        .map(|(w, _)| *w)
+        .min_by(|a, b| {
+            (a - DEFAULT_LEXICAL_WEIGHT).abs().total_cmp(&(b - DEFAULT_LEXICAL_WEIGHT).abs())
+        })
+}
+
+impl Kind<'_> {
+    /// Item `item`'s document without its example `example`.
+    fn docs_without(&self, item: usize, example: usize) -> String {
+        let ex = &self.examples[item][example];
+        self.docs[item].lines().filter(|l| l != ex).collect::<Vec<_>>().join("\n")
+    }
+}
+
+/// The gate of one kind: see the module docs.
+fn gate(kind: &Kind<'_>, inputs: &Inputs<'_>) -> f32 {
+    let dim = inputs.dim;
+    let t = inputs.thresholds;
+    let best = |probe: &[f32], skip: Option<usize>| {
+        kind.z_scores(dim, probe, skip, t).into_iter().fold(f32::NEG_INFINITY, f32::max)
+    };
+    let off: Vec<f32> = inputs.off_topic.chunks_exact(dim).map(|p| best(p, None)).collect();
+    let mut own: Vec<f32> = Vec::new();
+    for &(first, count) in kind.spans {
+        for r in first + 1..first + count {
+            own.push(best(kind.row(dim, r), Some(r)));
+        }
+    }
+    if own.is_empty()
+        && let Some(names) = kind.names
+    {
+        own = names.chunks_exact(dim).map(|p| best(p, None)).collect();
+    }
+    let off_q = quantile(off, 0.9).unwrap_or(MIN_GATE_Z);
+    let own_q = quantile(own, 0.05).unwrap_or(f32::INFINITY);
+    off_q.min(own_q).max(MIN_GATE_Z)
+}
+
+fn fusion(kind: &Kind<'_>, inputs: &Inputs<'_>) -> FusionMeta {
+    let measured = calibrate_weight(kind, inputs.dim, inputs.thresholds);
+    FusionMeta {
+        lexical_weight: measured.unwrap_or(DEFAULT_LEXICAL_WEIGHT),
+        gate_z: gate(kind, inputs),
+        lexical_gate: LEXICAL_GATE,
+        floor_z: FLOOR_Z,
+        source: if measured.is_some() { "calibrated" } else { "default" }.into(),
+    }
+}
+
+/// Leave-one-out over mode examples: the semantic fallback's margin, or why it is off.
+fn calibrate_modes(inputs: &Inputs<'_>) -> ModeCalibration {
+    let (rows, spans) = inputs.modes;
+    let dim = inputs.dim;
+    let catalog = inputs.catalog;
+    let default = catalog.default_mode();
+    let off = |examples: u32, note: String| ModeCalibration {
+        semantic_margin: None,
+        examples,
+        precision: None,
+        coverage: None,
+        note: Some(note),
+    };
+    if spans.len() < 2 {
+        return off(0, "fewer than two modes".into());
+    }
+    let thin: Vec<&str> = catalog
+        .modes
+        .iter()
+        .zip(spans)
+        .filter(|(m, span)| m.name != default && span.1 - 1 < MIN_MODE_EXAMPLES)
+        .map(|(m, _)| m.name.as_str())
+        .collect();
+    let total: usize = spans.iter().map(|&(_, c)| c - 1).sum();
+    if !thin.is_empty() {
+        return off(
+            total as u32,
+            format!(
+                "mode(s) {} have fewer than {MIN_MODE_EXAMPLES} examples; the default mode {default} decides",
+                thin.join(", ")
+            ),
+        );
+    }
+    let row = |r: usize| &rows[r * dim..(r + 1) * dim];
+    // (lead, correct) per example.
+    let mut outcomes: Vec<(f32, bool)> = Vec::new();
+    for (m, &(first, count)) in spans.iter().enumerate() {
+        for r in first + 1..first + count {
+            let best: Vec<f32> = spans
+                .iter()
+                .map(|&(f, c)| {
+                    (f..f + c)
+                        .filter(|&x| x != r)
+                        .map(|x| dot(row(r), row(x)))
+                        .fold(f32::NEG_INFINITY, f32::max)
+                })
+                .collect();
+            let mut order: Vec<usize> = (0..best.len()).collect();
+            order.sort_by(|&a, &b| best[b].total_cmp(&best[a]));
+            let lead = best[order[0]] - best[order[1]];
+            outcomes.push((lead, order[0] == m));
+        }
+    }
+    outcomes.sort_by(|a, b| b.0.total_cmp(&a.0));
+    // The longest prefix (largest leads first) whose precision reaches the target.
+    let mut chosen: Option<(usize, f32)> = None;
+    let mut right = 0usize;
+    for (i, &(_, ok)) in outcomes.iter().enumerate() {
+        right += ok as usize;
+        let precision = right as f32 / (i + 1) as f32;
+        if i + 1 >= MIN_MODE_EXAMPLES && precision >= MODE_PRECISION {
+            chosen = Some((i + 1, precision));
+        }
+    }
+    match chosen {
+        Some((n, precision)) => ModeCalibration {
+            // A hair above the last accepted lead's neighbour would also do; the accepted lead
+            // itself is the margin.
+            semantic_margin: Some(outcomes[n - 1].0.max(0.0)),
+            examples: outcomes.len() as u32,
+            precision: Some(precision),
+            coverage: Some(n as f32 / outcomes.len() as f32),
+            note: None,
+        },
+        None => off(
+            outcomes.len() as u32,
+            format!(
+                "no lead reached {MODE_PRECISION} leave-one-out precision on the mode examples; the default mode {default} decides"
+            ),
+        ),
+    }
+}
+
+/// Hints and their modes: as declared; a catalog that declares none keeps the historical
+/// mapping (interactive -> plan, git_changes -> act) where those modes exist.
+fn hints(catalog: &Catalog) -> Vec<(String, String)> {
+    let declared: Vec<(String, String)> = catalog
+        .modes
+        .iter()
+        .flat_map(|m| m.hints.iter().map(move |h| (h.clone(), m.name.clone())))
+        .collect();
+    if !declared.is_empty() {
+        return declared;
+    }
+    [("interactive", "plan"), ("git_changes", "act")]
+        .into_iter()
+        .filter(|(_, m)| catalog.modes.iter().any(|x| x.name == *m))
+        .map(|(h, m)| (h.to_string(), m.to_string()))
+        .collect()
+}
+
+/// Builds the selection section.
+pub(crate) fn selection(inputs: &Inputs<'_>) -> SelectionMeta {
+    let c = inputs.catalog;
+    let tools = Kind {
+        rows: inputs.tools.0,
+        spans: inputs.tools.1,
+        docs: c.tools.iter().map(|t| t.document()).collect(),
+        examples: c.tools.iter().map(|t| t.examples.clone()).collect(),
+        names: inputs.tool_names,
+    };
+    let skills = Kind {
+        rows: inputs.skills.0,
+        spans: inputs.skills.1,
+        docs: c.skills.iter().map(|s| s.document()).collect(),
+        examples: c.skills.iter().map(|s| s.examples.clone()).collect(),
+        names: None,
+    };
+    SelectionMeta {
+        tools_lexical: build(&tools.docs),
+        skills_lexical: build(&skills.docs),
+        tools: fusion(&tools, inputs),
+        skills: fusion(&skills, inputs),
+        mode: calibrate_modes(inputs),
+        out_of_mode_penalty: OUT_OF_MODE_PENALTY,
+        hints: hints(c),
+    }
+}

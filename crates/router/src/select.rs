@@ -1,0 +1,176 @@
+//! Hybrid selection of tools and skills: dense and lexical scores fused per item, a gate that
+//! decides whether the task is about the catalog at all, and a mode constraint that is hard
+//! only when the mode came from a strong signal.
+//!
+//! Why a gate rather than a per-item threshold: a cosine threshold derived from one catalog
+//! drops right items on another (the right tool's score varies with phrasing, language and how
+//! much its description says), while the ranking itself stays good. So the absolute test is
+//! asked once per task ("is the best item close enough, in dense or in lexical terms?") and,
+//! once it passes, selection follows the fused ranking up to `max_results`, keeping only items
+//! above the unrelated level or sharing a term with the task.
+
+use crate::decision::{DropReason, Dropped, GateCheck, Selected, SelectedBy, Signals};
+use crate::kernels;
+use crate::router::{ItemTable, Pick, Router, Scratch, Space};
+use switchyard_format::{ItemMeta, SectionKind};
+use switchyard_lexical::fuse_into;
+
+/// What one hybrid selection needs besides the table.
+pub(crate) struct HybridInput<'a> {
+    pub embedding: &'a [f32],
+    pub space: Space,
+    /// The task's analysed terms.
+    pub terms: &'a [String],
+    /// Whether the mode came from a weak signal (soft constraint).
+    pub soft_mode: bool,
+    /// A caller's explicit cosine minimum, applied on top of the gate.
+    pub override_min: Option<f32>,
+}
+
+impl Router {
+    /// Hybrid selection for an index with a selection section; `None` without one.
+    pub(crate) fn select_hybrid(
+        &self,
+        table: &ItemTable,
+        items: &[ItemMeta],
+        pick: Pick<'_>,
+        input: &HybridInput<'_>,
+        scratch: &mut Scratch,
+        dropped: &mut Vec<Dropped>,
+    ) -> Option<(Vec<Selected>, GateCheck)> {
+        let selection = self.index.selection()?;
+        let scorer = table.bm25.as_ref()?;
+        let (lexical, fusion) = match table.kind {
+            SectionKind::Tools => (&selection.tools_lexical, &selection.tools),
+            _ => (&selection.skills_lexical, &selection.skills),
+        };
+        let n = items.len();
+        let t = match (input.space, self.index.static_space()) {
+            (Space::Static, Some(st)) => &st.meta.thresholds,
+            _ => &self.index.meta().thresholds,
+        };
+        let spread = (t.related_mean - t.unrelated_mean).max(1e-6);
+
+        // Dense: each item's best row.
+        let matrix = self.matrix_of(table.kind, input.space);
+        kernels::scores_into(&matrix, input.embedding, &mut scratch.row_scores);
+        scratch.best.clear();
+        scratch.best.resize(n, (f32::NEG_INFINITY, 0));
+        for (row, &s) in scratch.row_scores.iter().enumerate() {
+            let owner = table.row_owner[row] as usize;
+            if s > scratch.best[owner].0 {
+                scratch.best[owner] = (s, row as u32);
+            }
+        }
+        scratch.z.clear();
+        scratch.z.extend(scratch.best.iter().map(|&(s, _)| {
+            if s.is_finite() { (s - t.unrelated_mean) / spread } else { f32::NEG_INFINITY }
+        }));
+        // Lexical, then the fusion.
+        scorer.score(lexical, input.terms, &mut scratch.lexical);
+        let finite_z: Vec<f32> =
+            scratch.z.iter().map(|&z| if z.is_finite() { z } else { 0.0 }).collect();
+        let weight = self.config.lexical_weight.unwrap_or(fusion.lexical_weight);
+        let gate_z = self.config.gate_z.unwrap_or(fusion.gate_z);
+        fuse_into(&finite_z, &scratch.lexical.bm25, weight, &mut scratch.fused);
+        let mass = scratch.lexical.query_mass;
+        let share = |i: usize| if mass > 0.0 { scratch.lexical.matched[i] / mass } else { 0.0 };
+
+        let best_z = finite_z.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let best_share = (0..n).map(share).fold(0.0f32, f32::max);
+        let open = n > 0
+            && (self.config.rank_all || best_z >= gate_z || best_share >= fusion.lexical_gate);
+        let gate = GateCheck {
+            open,
+            best_z: if best_z.is_finite() { best_z } else { 0.0 },
+            gate_z,
+            best_lexical_share: best_share,
+            lexical_gate: fusion.lexical_gate,
+            lexical_weight: weight,
+        };
+
+        let Pick { base, mode, cap, .. } = pick;
+        let in_mode = |i: usize| match (&table.modes[i], mode) {
+            (None, _) | (_, None) => true,
+            (Some(ms), Some(m)) => ms.contains(&m),
+        };
+        let penalty = if input.soft_mode { selection.out_of_mode_penalty } else { 0.0 };
+        let key = |i: usize| scratch.fused[i].score - if in_mode(i) { 0.0 } else { penalty };
+        let base_idx: Vec<usize> =
+            base.iter().filter_map(|b| items.iter().position(|it| &it.name == b)).collect();
+        let signals = |i: usize| {
+            let f = scratch.fused[i];
+            Some(Signals {
+                dense: f.dense,
+                lexical: f.lexical,
+                fused: f.score,
+                outside_mode: !in_mode(i),
+            })
+        };
+        let mut out: Vec<Selected> = base_idx
+            .iter()
+            .map(|&i| {
+                let mut s = self.selected(table, items, i, scratch.best[i], SelectedBy::Base);
+                s.signals = signals(i);
+                s
+            })
+            .collect();
+        let mut ranked: Vec<usize> = (0..n).filter(|i| !base_idx.contains(i)).collect();
+        ranked.sort_by(|&a, &b| key(b).total_cmp(&key(a)).then_with(|| items[a].name.cmp(&items[b].name)));
+
+        // Each reason reports only the nearest few candidates: a 4,000-tool catalog would
+        // otherwise list thousands of drops.
+        let mut reported = [0usize; 5];
+        let mut report = |reason: DropReason, i: usize, dropped: &mut Vec<Dropped>| {
+            let slot = match reason {
+                DropReason::GateClosed => 0,
+                DropReason::BelowThreshold => 1,
+                DropReason::WrongMode => 2,
+                DropReason::OverMaxResults => 3,
+                _ => 4,
+            };
+            if reported[slot] < self.config.near_misses {
+                reported[slot] += 1;
+                let s = scratch.best[i].0;
+                dropped.push(Dropped {
+                    name: items[i].name.clone(),
+                    kind: table.label,
+                    score: if s.is_finite() { s } else { 0.0 },
+                    reason,
+                });
+            }
+        };
+        let mut picked = 0;
+        for i in ranked {
+            if !open {
+                report(DropReason::GateClosed, i, dropped);
+                continue;
+            }
+            let z = finite_z[i];
+            let above_floor = z >= fusion.floor_z || share(i) > 0.0;
+            let above_override = input.override_min.is_none_or(|m| scratch.best[i].0 >= m);
+            if !self.config.rank_all && (!above_floor || !above_override) {
+                report(DropReason::BelowThreshold, i, dropped);
+                continue;
+            }
+            if !input.soft_mode && !in_mode(i) {
+                report(DropReason::WrongMode, i, dropped);
+                continue;
+            }
+            if picked >= self.config.max_results {
+                report(DropReason::OverMaxResults, i, dropped);
+                continue;
+            }
+            picked += 1;
+            if out.len() >= cap {
+                report(DropReason::OverCap, i, dropped);
+                continue;
+            }
+            let mut s = self.selected(table, items, i, scratch.best[i], SelectedBy::Semantic);
+            s.signals = signals(i);
+            out.push(s);
+        }
+        out.truncate(cap);
+        Some((out, gate))
+    }
+}
