@@ -78,7 +78,7 @@ fn default_catalog_cases_e5() {
     cases("e5-small", [0.7, 0.75, 0.75, 0.85]);
 }
 
-fn api_bank(model: &str, threshold_floor: f64) {
+fn api_bank(model: &str) {
     let Some(dir) = shared_data("api_bank") else { return };
     let Some(embedder) = common::model_or_skip(model) else { return };
     let cache = tempfile::tempdir().unwrap();
@@ -88,38 +88,39 @@ fn api_bank(model: &str, threshold_floor: f64) {
         ks: vec![1, 5, 10],
         cache_dir: cache.path().to_path_buf(),
         limit: None,
+        lexical_weight: None,
     };
     let r = switchyard_eval::eval_tools(&cfg, embedder, &no_progress).unwrap();
-    let (ours, bm25) = (&r.overall.router, &r.overall.bm25);
+    let o = r.overall.as_ref().unwrap();
+    let (dense, hybrid, bm25) = (&o.dense, &o.hybrid, &o.bm25);
     // The data README's BM25 figures (recall@1 50.8, @5 68.5, @10 76.5) are reproduced
     // within a few points, and the router clears them.
     assert!((metric(bm25, "recall@5") - 0.685).abs() < 0.05, "bm25 {bm25:?}");
-    assert!(metric(ours, "recall@5") > metric(bm25, "recall@5") + 0.1, "{ours:?} vs {bm25:?}");
-    assert!(metric(ours, "mrr") > metric(bm25, "mrr"));
-    // regression: a catalog without examples once got a threshold above most real queries
-    // (e5-small kept recall@5 0.12 at its threshold); names now stand in for examples.
-    let kept = metric(&r.overall.router_at_threshold, "recall@5");
-    assert!(
-        kept >= threshold_floor,
-        "{model}: recall@5 at threshold {kept} (tool_min {})",
-        r.tool_min
-    );
+    assert!(metric(dense, "recall@5") > metric(bm25, "recall@5") + 0.1, "{dense:?} vs {bm25:?}");
+    // The hybrid ranking never loses to either side by more than noise.
+    for side in [dense, bm25] {
+        assert!(metric(hybrid, "recall@5") >= metric(side, "recall@5") - 0.01, "{hybrid:?} vs {side:?}");
+    }
+    // regression (issue 18): thresholds derived from one catalog dropped right tools on
+    // another; the deployed selection stays within 0.03 of the ranking cut at max_results.
+    let (deployed, cut) =
+        (metric(&o.deployed, "recall@5"), metric(&o.hybrid_cut_at_max_results, "recall@5"));
+    assert!(deployed >= cut - 0.03, "{model}: deployed recall@5 {deployed} vs ranking {cut}");
     // The cascade never costs recall: where it answers, it agrees closely with the model.
     for k in ["recall@1", "recall@5"] {
-        let (with, without) = (metric(&r.overall.cascade, k), metric(ours, k));
+        let (with, without) = (metric(&o.hybrid_cascade, k), metric(hybrid, k));
         assert!(with >= without - 0.01, "{model}: cascade {k} {with} < model only {without}");
     }
 }
 
-// Measured when written: recall@5 at threshold 0.766 (MiniLM), 0.644 (e5-small).
 #[test]
-fn api_bank_router_beats_bm25_minilm() {
-    api_bank("minilm", 0.65);
+fn api_bank_hybrid_beats_dense_and_bm25_minilm() {
+    api_bank("minilm");
 }
 
 #[test]
-fn api_bank_router_beats_bm25_e5() {
-    api_bank("e5-small", 0.5);
+fn api_bank_hybrid_beats_dense_and_bm25_e5() {
+    api_bank("e5-small");
 }
 
 fn write(path: &Path, text: &str) {
@@ -174,11 +175,15 @@ fn bad_rows_are_refused_naming_file_line_and_field() {
         ks: vec![1],
         cache_dir: dir.path().to_path_buf(),
         limit: None,
+        lexical_weight: None,
     };
-    let err = switchyard_eval::eval_tools(&cfg, embedder.clone(), &no_progress).unwrap_err();
+    // A tool without a description (MCP servers ship such tools) is a warning, not an error.
+    let r = switchyard_eval::eval_tools(&cfg, embedder.clone(), &no_progress).unwrap();
+    assert_eq!(r.dataset.warnings, 1);
+    let bad = switchyard_eval::load_tools(&tools).unwrap();
     assert_eq!(
-        err.to_string(),
-        format!("{}:2: missing field `description` at line 1 column 13", tools.display())
+        bad.warnings[0].to_string(),
+        format!("{}:2: warning: description: b has none; it is routed by its name alone", tools.display())
     );
 
     write(
@@ -192,15 +197,9 @@ fn bad_rows_are_refused_naming_file_line_and_field() {
     );
 
     write(&tools, "{\"name\": \"a\", \"description\": \"does a\"}\n");
-    write(&queries, "{\"query\": \"do a\", \"gold\": []}\n");
+    write(&queries, "{\"query\": \"do b\", \"gold\": [\"b\"]}\n");
     let err = switchyard_eval::eval_tools(&cfg, embedder.clone(), &no_progress).unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        format!(
-            "{}:1: gold: is empty; list the tool names that answer the query",
-            queries.display()
-        )
-    );
+    assert!(err.to_string().contains("no query names a tool of"), "{err}");
 
     let cases = dir.path().join("cases.jsonl");
     write(

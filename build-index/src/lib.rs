@@ -23,7 +23,7 @@ mod thresholds;
 
 pub use crate::cascade::{DEFAULT_MARGIN, DEFAULT_MIN_COVERAGE};
 pub use crate::selection::{
-    DEFAULT_LEXICAL_WEIGHT, LEXICAL_GATE, MIN_GATE_Z, MODE_PRECISION, OFF_TOPIC,
+    BUILDER_VERSION, DEFAULT_LEXICAL_WEIGHT, LEXICAL_GATE, MIN_GATE_Z, MODE_PRECISION, OFF_TOPIC,
     OUT_OF_MODE_PENALTY,
 };
 pub use crate::thresholds::derive_thresholds;
@@ -303,9 +303,7 @@ pub fn build_bytes(
         tools: (&matrices[0], &tool_spans_u),
         skills: (&matrices[1], &skill_spans_u),
         modes: (&matrices[2], &mode_spans_u),
-        tool_names: tool_names.as_deref(),
         off_topic: &off_topic,
-        thresholds: &thresholds,
     });
     let cascade = cascade::distil(
         embedder,
@@ -373,6 +371,7 @@ pub fn build_to_file(
         && existing.meta().manifest_hash == hash
         && existing.header().fingerprint == embedder.fingerprint().0
         && existing.header().version == switchyard_format::FORMAT_VERSION
+        && existing.selection().map(|s| s.builder_version) == Some(BUILDER_VERSION)
     {
         return Ok(BuildOutcome::UpToDate { path: out.to_path_buf(), manifest_hash: hash });
     }

@@ -17,10 +17,15 @@
 //!   precision reached [`MODE_PRECISION`]. Too few examples, or no such lead: the fallback is off
 //!   and the declared default mode decides.
 
-use switchyard_format::{FusionMeta, ModeCalibration, SelectionMeta, Thresholds};
-use switchyard_lexical::{Bm25Scorer, Fused, LexicalScores, analyze, build, fuse_into};
+use switchyard_format::{FusionMeta, ModeCalibration, SelectionMeta};
+use switchyard_lexical::{
+    Bm25Scorer, Fused, LexicalScores, analyze, build, fuse_into, standard_scores_into,
+};
 use switchyard_manifest::Catalog;
 
+/// Version of this calibration; bump it whenever the selection section's figures change for
+/// the same catalog and model, so cached and up-to-date checks rebuild.
+pub const BUILDER_VERSION: u32 = 1;
 /// Lexical weight when the catalog has too few examples to measure one. Chosen on development
 /// splits only (metatool's first half, Seal-Tools' dev split), see `benches/RESULTS.md`.
 pub const DEFAULT_LEXICAL_WEIGHT: f32 = 0.3;
@@ -30,11 +35,17 @@ pub const WEIGHT_GRID: [f32; 8] = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7];
 pub const MIN_PROBES: usize = 30;
 /// Most probes used in calibration (the first ones by item order; keeps big catalogs fast).
 pub const MAX_PROBES: usize = 600;
-/// Lowest gate, on the calibrated scale (0 = an unrelated text's mean score).
-pub const MIN_GATE_Z: f32 = 0.1;
+/// Lowest gate: the best item must stand at least this many standard deviations above the
+/// task's mean item.
+pub const MIN_GATE_Z: f32 = 1.0;
+/// Quantile of the off-topic probes' peak standard score the gate sits at.
+pub const OFF_TOPIC_QUANTILE: f32 = 0.9;
+/// Catalogs with fewer items keep their gate open (a spread of two or three scores says
+/// nothing).
+pub const MIN_GATED_ITEMS: usize = 5;
 /// Share of a task's term weight one item must match to open the gate on words alone.
 pub const LEXICAL_GATE: f32 = 0.6;
-/// Per-item floor once the gate is open: above the unrelated level, or sharing a term.
+/// Per-item floor once the gate is open: above the task's mean item, or sharing a term.
 pub const FLOOR_Z: f32 = 0.0;
 /// Leave-one-out precision the semantic mode fallback must reach at its margin.
 pub const MODE_PRECISION: f32 = 0.9;
@@ -86,11 +97,8 @@ pub(crate) struct Inputs<'a> {
     pub tools: (&'a [f32], &'a [(usize, usize)]),
     pub skills: (&'a [f32], &'a [(usize, usize)]),
     pub modes: (&'a [f32], &'a [(usize, usize)]),
-    /// One embedded name probe per tool, when some tool has no examples.
-    pub tool_names: Option<&'a [f32]>,
     /// The embedded [`OFF_TOPIC`] probes.
     pub off_topic: &'a [f32],
-    pub thresholds: &'a Thresholds,
 }
 
 fn dot(a: &[f32], b: &[f32]) -> f32 {
@@ -112,8 +120,6 @@ struct Kind<'a> {
     /// Per item: its lexical document and its examples (row 1.. texts).
     docs: Vec<String>,
     examples: Vec<Vec<String>>,
-    /// Embedded name probes, one per item (tools only).
-    names: Option<&'a [f32]>,
 }
 
 impl Kind<'_> {
@@ -121,25 +127,30 @@ impl Kind<'_> {
         &self.rows[r * dim..(r + 1) * dim]
     }
 
-    /// Calibrated dense score of every item for a probe, skipping row `skip`.
-    fn z_scores(&self, dim: usize, probe: &[f32], skip: Option<usize>, t: &Thresholds) -> Vec<f32> {
-        let spread = (t.related_mean - t.unrelated_mean).max(1e-6);
+    /// Best cosine of every item for a probe, skipping row `skip`.
+    fn cosines(&self, dim: usize, probe: &[f32], skip: Option<usize>) -> Vec<f32> {
         self.spans
             .iter()
             .map(|&(first, count)| {
-                let best = (first..first + count)
+                (first..first + count)
                     .filter(|&r| Some(r) != skip)
                     .map(|r| dot(probe, self.row(dim, r)))
-                    .fold(f32::NEG_INFINITY, f32::max);
-                if best.is_finite() { (best - t.unrelated_mean) / spread } else { 0.0 }
+                    .fold(f32::NEG_INFINITY, f32::max)
             })
             .collect()
+    }
+
+    /// The best item's standard score for a probe (see [`FusionMeta`]).
+    fn peak(&self, dim: usize, probe: &[f32], skip: Option<usize>) -> f32 {
+        let mut z = Vec::new();
+        standard_scores_into(&self.cosines(dim, probe, skip), &mut z);
+        z.into_iter().fold(f32::NEG_INFINITY, f32::max)
     }
 }
 
 /// Mean reciprocal rank of each weight of [`WEIGHT_GRID`] over the kind's example probes, in
 /// leave-one-out; `None` with fewer than [`MIN_PROBES`] examples.
-fn calibrate_weight(kind: &Kind<'_>, dim: usize, t: &Thresholds) -> Option<f32> {
+fn calibrate_weight(kind: &Kind<'_>, dim: usize) -> Option<f32> {
     let probes: Vec<(usize, usize, usize)> = kind
         .spans
         .iter()
@@ -154,7 +165,7 @@ fn calibrate_weight(kind: &Kind<'_>, dim: usize, t: &Thresholds) -> Option<f32> 
     let mut scores = LexicalScores::default();
     let mut fused: Vec<Fused> = Vec::new();
     for &(item, row, example) in &probes {
-        let z = kind.z_scores(dim, kind.row(dim, row), Some(row), t);
+        let z = kind.cosines(dim, kind.row(dim, row), Some(row));
         // The probe's own words leave its item's document.
         let mut docs = kind.docs.clone();
         docs[item] = kind.docs_without(item, example);
@@ -187,32 +198,28 @@ impl Kind<'_> {
     }
 }
 
-/// The gate of one kind: see the module docs.
+/// The gate of one kind: see the module docs. Catalogs of fewer than [`MIN_GATED_ITEMS`] items
+/// have no meaningful spread of scores, so their gate stays open.
 fn gate(kind: &Kind<'_>, inputs: &Inputs<'_>) -> f32 {
     let dim = inputs.dim;
-    let t = inputs.thresholds;
-    let best = |probe: &[f32], skip: Option<usize>| {
-        kind.z_scores(dim, probe, skip, t).into_iter().fold(f32::NEG_INFINITY, f32::max)
-    };
-    let off: Vec<f32> = inputs.off_topic.chunks_exact(dim).map(|p| best(p, None)).collect();
+    if kind.spans.len() < MIN_GATED_ITEMS {
+        return f32::MIN;
+    }
+    let off: Vec<f32> =
+        inputs.off_topic.chunks_exact(dim).map(|p| kind.peak(dim, p, None)).collect();
     let mut own: Vec<f32> = Vec::new();
     for &(first, count) in kind.spans {
         for r in first + 1..first + count {
-            own.push(best(kind.row(dim, r), Some(r)));
+            own.push(kind.peak(dim, kind.row(dim, r), Some(r)));
         }
     }
-    if own.is_empty()
-        && let Some(names) = kind.names
-    {
-        own = names.chunks_exact(dim).map(|p| best(p, None)).collect();
-    }
-    let off_q = quantile(off, 0.9).unwrap_or(MIN_GATE_Z);
+    let off_q = quantile(off, OFF_TOPIC_QUANTILE).unwrap_or(MIN_GATE_Z);
     let own_q = quantile(own, 0.05).unwrap_or(f32::INFINITY);
     off_q.min(own_q).max(MIN_GATE_Z)
 }
 
 fn fusion(kind: &Kind<'_>, inputs: &Inputs<'_>) -> FusionMeta {
-    let measured = calibrate_weight(kind, inputs.dim, inputs.thresholds);
+    let measured = calibrate_weight(kind, inputs.dim);
     FusionMeta {
         lexical_weight: measured.unwrap_or(DEFAULT_LEXICAL_WEIGHT),
         gate_z: gate(kind, inputs),
@@ -331,16 +338,15 @@ pub(crate) fn selection(inputs: &Inputs<'_>) -> SelectionMeta {
         spans: inputs.tools.1,
         docs: c.tools.iter().map(|t| t.document()).collect(),
         examples: c.tools.iter().map(|t| t.examples.clone()).collect(),
-        names: inputs.tool_names,
     };
     let skills = Kind {
         rows: inputs.skills.0,
         spans: inputs.skills.1,
         docs: c.skills.iter().map(|s| s.document()).collect(),
         examples: c.skills.iter().map(|s| s.examples.clone()).collect(),
-        names: None,
     };
     SelectionMeta {
+        builder_version: BUILDER_VERSION,
         tools_lexical: build(&tools.docs),
         skills_lexical: build(&skills.docs),
         tools: fusion(&tools, inputs),

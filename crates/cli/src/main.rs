@@ -42,6 +42,9 @@ enum Command {
     Eval(measure::EvalArgs),
     /// Measure latency per stage, cold start and peak memory over a fixed task set.
     Bench(measure::BenchArgs),
+    /// Learn an index's lexical weight, gate and mode margin from labelled cases
+    /// (cross-validated) and write them into the index or a copy.
+    Fit(measure::FitArgs),
 }
 
 fn main() -> ExitCode {
@@ -58,6 +61,7 @@ fn main() -> ExitCode {
         Command::Memory(a) => commands::memory(a),
         Command::Eval(a) => measure::eval(a),
         Command::Bench(a) => measure::bench(a),
+        Command::Fit(a) => measure::fit(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

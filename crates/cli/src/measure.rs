@@ -166,6 +166,63 @@ impl Bars {
     }
 }
 
+/// Arguments of `switchyard fit`.
+#[derive(clap::Args, Debug)]
+pub struct FitArgs {
+    /// The index to fit (built by `switchyard build-index`).
+    #[arg(long)]
+    pub index: PathBuf,
+    /// Labelled cases: one {"task", "lang", "tools", "skills", "mode"} per line; `"tools": []`
+    /// marks a task that needs no tool.
+    #[arg(long)]
+    pub cases: PathBuf,
+    /// Where to write the fitted index [default: update --index in place, atomically].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Cross-validation folds.
+    #[arg(long, default_value_t = 5)]
+    pub folds: usize,
+    /// Model [default: the one the index was built with].
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn fit(a: FitArgs) -> Result<()> {
+    let model = load_model(&model_for_index(a.model.as_deref(), &a.index)?)?;
+    let bars = Bars::new();
+    let progress = |s: &str, d: usize, t: usize| bars.report(s, d, t);
+    let cfg = switchyard_eval::FitConfig {
+        out: a.out.clone().unwrap_or_else(|| a.index.clone()),
+        index: a.index,
+        cases: a.cases,
+        folds: a.folds,
+    };
+    let report = switchyard_eval::fit(&cfg, model, &progress)?;
+    bars.finish();
+    if a.json {
+        return print_json(&report);
+    }
+    let margin = |m: Option<f32>| m.map_or("off".to_string(), |m| format!("{m:.4}"));
+    println!("{:<24}{:>12}{:>12}", "setting", "before", "fitted");
+    println!("{:<24}{:>12.2}{:>12.2}", "lexical weight", report.before.lexical_weight, report.after.lexical_weight);
+    println!("{:<24}{:>12.3}{:>12.3}", "gate (calibrated z)", report.before.gate_z, report.after.gate_z);
+    println!("{:<24}{:>12}{:>12}", "mode margin", margin(report.before.mode_margin), margin(report.after.mode_margin));
+    println!();
+    println!("held-out ({} folds, {} cases){:>9}{:>12}", report.folds, report.cross_validated_before.cases, "before", "fitted");
+    let (b, f) = (&report.cross_validated_before, &report.cross_validated_after);
+    println!("{:<24}{:>12.4}{:>12.4}", "tool recall@3", b.tool_recall_at_3, f.tool_recall_at_3);
+    println!("{:<24}{:>12.4}{:>12.4}", "skill recall@3", b.skill_recall_at_3, f.skill_recall_at_3);
+    println!("{:<24}{:>12.4}{:>12.4}", "mode accuracy", b.mode_accuracy, f.mode_accuracy);
+    if let (Some(x), Some(y)) = (b.no_tool_selected_rate, f.no_tool_selected_rate) {
+        println!("{:<24}{:>12.4}{:>12.4}", "no-tool tasks with tools", x, y);
+    }
+    println!("wrote {}", report.out.display());
+    Ok(())
+}
+
 fn cache_dir(given: Option<PathBuf>) -> PathBuf {
     given.unwrap_or_else(switchyard_eval::default_cache_dir)
 }

@@ -53,6 +53,8 @@ pub fn cached_index(
         idx.meta().manifest_hash == hash
             && idx.header().fingerprint == embedder.fingerprint().0
             && idx.header().version == switchyard_format::FORMAT_VERSION
+            && idx.selection().map(|s| s.builder_version)
+                == Some(switchyard_build_index::BUILDER_VERSION)
     });
     if !up_to_date {
         let report = |done: usize, all: usize| progress("build index", done, all);

@@ -55,6 +55,9 @@ pub enum EvalError {
     /// Assembling failed.
     #[error(transparent)]
     Assemble(Box<switchyard::AssembleError>),
+    /// An index could not be read or written.
+    #[error(transparent)]
+    Format(Box<switchyard_format::FormatError>),
 }
 
 /// The result type of this crate.
@@ -75,5 +78,6 @@ boxed_from!(
     Build: switchyard_build_index::BuildError,
     Route: switchyard_router::RouteError,
     Embed: switchyard_embed::EmbedError,
-    Assemble: switchyard::AssembleError
+    Assemble: switchyard::AssembleError,
+    Format: switchyard_format::FormatError
 );

@@ -16,6 +16,7 @@ pub use crate::bm25::Bm25;
 pub use crate::cache::{CachedIndex, default_cache_dir};
 pub use crate::cases::{CaseRow, CasesEval, CasesReport, eval_cases};
 pub use crate::error::{EvalError, Result};
+pub use crate::fit::{FitConfig, FitMetrics, FitParams, FitReport, fit};
 pub use crate::injection::{InjectionEval, InjectionReport, eval_injection};
 pub use crate::tools::{
     CASCADE_SWEEP, Compared, SweepPoint, ToolsEval, ToolsReport, eval_tools, load_tools,
@@ -24,6 +25,7 @@ pub use crate::tools::{
 
 pub mod bench;
 mod bm25;
+mod fit;
 mod cache;
 mod cases;
 mod embedding;

@@ -167,22 +167,22 @@ pub struct LexicalMeta {
 
 /// How the selection of one item kind combines and gates its two signals.
 ///
-/// Per task, the dense score of each item is put on the index's calibrated scale
-/// `z = (cosine - unrelated_mean) / (related_mean - unrelated_mean)` and divided by the best
-/// item's (clamped to 0..=1); the BM25 score is divided by the best item's. The fused score is
-/// `(1 - lexical_weight) * dense + lexical_weight * lexical`. The gate decides whether the task
-/// is about this catalog at all: it opens when the best calibrated dense score reaches
-/// `gate_z`, or the best lexical match covers `lexical_gate` of the task's term weight.
+/// Per task, each item's best cosine and its BM25 score are min-max normalised over the task's
+/// items and combined as `(1 - lexical_weight) * dense + lexical_weight * lexical`. The gate
+/// decides whether the task is about this catalog at all: it opens when the best item's
+/// standard score among the task's items (how many standard deviations it stands above the
+/// mean item; scale-free, so the same for every model) reaches `gate_z`, or when one item
+/// matches `lexical_gate` of the task's term weight.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FusionMeta {
     /// Weight of the lexical side in the fused score (0 = dense only, 1 = lexical only).
     pub lexical_weight: f32,
-    /// Smallest best-item calibrated dense score that opens the gate.
+    /// Smallest standard score of the best item that opens the gate.
     pub gate_z: f32,
     /// Smallest share of the task's idf mass matched by one item that opens the gate.
     pub lexical_gate: f32,
-    /// Once the gate is open, an item is kept only if its calibrated dense score reaches this
-    /// or it shares some term with the task (a floor against items about something else).
+    /// Once the gate is open, an item is kept only if its standard score reaches this or it
+    /// shares some term with the task (a floor against items about something else).
     pub floor_z: f32,
     /// Where the figures came from: `default`, `calibrated` (the catalog's own examples) or
     /// `fitted` (`switchyard fit` on labelled cases).
@@ -209,6 +209,9 @@ pub struct ModeCalibration {
 /// Everything the selection step needs beyond the matrices (the `selection` section).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SelectionMeta {
+    /// Version of the builder's calibration that wrote this section: an index from an older
+    /// builder is rebuilt even when its manifests and model are unchanged.
+    pub builder_version: u32,
     /// Lexical statistics of the tools, document `i` = tool `i` of [`IndexMeta::tools`].
     pub tools_lexical: LexicalMeta,
     /// Lexical statistics of the skills.

@@ -71,6 +71,28 @@ impl IndexWriter {
         Ok(self)
     }
 
+    /// A writer holding everything `index` holds, to write it again with a section replaced
+    /// (e.g. `switchyard fit` writing a fitted selection section). Writing it unchanged gives
+    /// the same bytes.
+    pub fn from_index(index: &crate::Index) -> Result<Self> {
+        let mut w = IndexWriter::new(index.dim(), index.header().fingerprint);
+        let unpadded = |m: crate::MatrixView<'_>| -> Vec<f32> {
+            (0..m.rows()).flat_map(|r| m.row(r).iter().copied()).collect()
+        };
+        for kind in SectionKind::MATRICES {
+            w.matrix(kind, unpadded(index.matrix(kind)))?;
+        }
+        w.strings((0..index.string_count()).map(|i| index.string(i).to_string()).collect());
+        w.meta(index.meta())?;
+        if let Some(st) = index.static_space() {
+            w.cascade(unpadded(index.matrix(SectionKind::StaticRows)), st.meta)?;
+        }
+        if let Some(sel) = index.selection() {
+            w.selection(sel)?;
+        }
+        Ok(w)
+    }
+
     /// Sets the row texts (strings section).
     pub fn strings(&mut self, strings: Vec<String>) -> &mut Self {
         self.strings = strings;

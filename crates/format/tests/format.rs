@@ -102,7 +102,71 @@ fn sample_writer() -> IndexWriter {
     w.meta(&sample_meta()).unwrap();
     // Two pieces, then the 3 tools, 1 skill and 1 mode rows in the static space.
     w.cascade(rows(&[8, 9, 10, 11, 12, 13, 14]), &sample_cascade()).unwrap();
+    w.selection(&sample_selection()).unwrap();
     w
+}
+
+fn sample_selection() -> SelectionMeta {
+    // Three tools: "read file" (0), "run tests" (1, 2); one skill.
+    let lexical = |terms: &[&str], docs: u32| LexicalMeta {
+        analyzer_version: 1,
+        terms: terms.iter().map(|t| t.to_string()).collect(),
+        idf: vec![1.0; terms.len()],
+        term_start: (0..=terms.len() as u32).collect(),
+        post_doc: (0..terms.len() as u32).map(|i| i % docs).collect(),
+        post_tf: vec![1; terms.len()],
+        doc_len: vec![2; docs as usize],
+        k1: 1.2,
+        b: 0.75,
+    };
+    let fusion = FusionMeta {
+        lexical_weight: 0.3,
+        gate_z: 1.5,
+        lexical_gate: 0.6,
+        floor_z: 0.0,
+        source: "default".into(),
+    };
+    SelectionMeta {
+        builder_version: 1,
+        tools_lexical: lexical(&["file", "read", "run", "tests"], 2),
+        skills_lexical: lexical(&["debug"], 1),
+        tools: fusion.clone(),
+        skills: fusion,
+        mode: ModeCalibration {
+            semantic_margin: Some(0.02),
+            examples: 6,
+            precision: Some(0.9),
+            coverage: Some(0.5),
+            note: None,
+        },
+        out_of_mode_penalty: 0.15,
+        hints: vec![("git_changes".into(), "act".into())],
+    }
+}
+
+#[test]
+fn selection_round_trips_and_a_rewrite_is_byte_identical() {
+    let bytes = sample_writer().to_bytes().unwrap();
+    let index = Index::from_bytes(&bytes, &OpenOptions::new()).unwrap();
+    assert_eq!(index.selection(), Some(&sample_selection()));
+    let again = IndexWriter::from_index(&index).unwrap().to_bytes().unwrap();
+    assert_eq!(again, bytes);
+}
+
+#[test]
+fn an_inconsistent_selection_section_is_refused() {
+    let mut sel = sample_selection();
+    sel.tools_lexical.doc_len.pop();
+    let mut w = sample_writer();
+    w.selection(&sel).unwrap();
+    let e = Index::from_bytes(&w.to_bytes().unwrap(), &OpenOptions::new()).unwrap_err();
+    assert!(e.to_string().contains("selection: tools: 1 document lengths for 2 items"), "{e}");
+    let mut sel = sample_selection();
+    sel.hints = vec![("interactive".into(), "plan".into())];
+    let mut w = sample_writer();
+    w.selection(&sel).unwrap();
+    let e = Index::from_bytes(&w.to_bytes().unwrap(), &OpenOptions::new()).unwrap_err();
+    assert!(e.to_string().contains("hint \"interactive\" names mode \"plan\""), "{e}");
 }
 
 fn sample_cascade() -> CascadeMeta {
@@ -228,8 +292,8 @@ fn header_layout_matches_the_spec() {
     assert_eq!(u32::from_le_bytes(b[8..12].try_into().unwrap()), FORMAT_VERSION);
     assert_eq!(u32::from_le_bytes(b[12..16].try_into().unwrap()), 64);
     assert_eq!(u64::from_le_bytes(b[16..24].try_into().unwrap()), FLAG_ROWS_NORMALISED);
-    // 8 sections, plus static_rows and cascade.
-    assert_eq!(u32::from_le_bytes(b[24..28].try_into().unwrap()), 10);
+    // 8 sections, plus static_rows, cascade and selection.
+    assert_eq!(u32::from_le_bytes(b[24..28].try_into().unwrap()), 11);
     assert_eq!(u32::from_le_bytes(b[28..32].try_into().unwrap()), DIM as u32);
     assert_eq!(&b[32..48], &[0xab; 16]);
     assert_eq!(u64::from_le_bytes(b[48..56].try_into().unwrap()), b.len() as u64);
@@ -272,7 +336,7 @@ fn errors_are_distinct_and_verbatim() {
     b[8..12].copy_from_slice(&99u32.to_le_bytes());
     assert_eq!(
         open_err(&b),
-        "index <memory>: format version 99 is not supported (this build reads 1..=2); rebuild it with switchyard build-index"
+        "index <memory>: format version 99 is not supported (this build reads 1..=3); rebuild it with switchyard build-index"
     );
     let mut b = good.clone();
     b[28] ^= 1;

@@ -1,16 +1,15 @@
 //! Dense and lexical scores combined into one ranking score, per task.
 //!
-//! Scores of the two sides live on unrelated scales (a cosine on the model's scale, an unbounded
-//! BM25 sum), so each is first divided by the task's best item on that side (a min-max
-//! normalisation with a fixed minimum, which Bruch et al., "An Analysis of Fusion Functions for
-//! Hybrid Retrieval", 2023, found robust and sample-efficient for a convex combination). The
-//! dense side is measured from the index's "unrelated" level (`z = 0`), so an item no closer than
-//! an unrelated text gets 0, and the best gets 1.
+//! Scores of the two sides live on unrelated scales (a cosine whose range depends on the model
+//! and the length of the texts, an unbounded BM25 sum), so each is min-max normalised over the
+//! task's items before a convex combination (Bruch et al., "An Analysis of Fusion Functions for
+//! Hybrid Retrieval", 2023, found this robust and sample-efficient). The lexical minimum is the
+//! theoretical one, 0 (no shared term); the dense minimum is the task's lowest item.
 
 /// The fused view of one item.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Fused {
-    /// Dense side, 0..=1 (1 = the task's best dense item).
+    /// Dense side, 0..=1 (1 = the task's best dense item, 0 = its worst).
     pub dense: f32,
     /// Lexical side, 0..=1 (1 = the task's best BM25 item; 0 when no term matches).
     pub lexical: f32,
@@ -18,17 +17,40 @@ pub struct Fused {
     pub score: f32,
 }
 
-/// Fuses per-item calibrated dense scores `z` (0 = unrelated level, 1 = typical related) and
-/// BM25 scores into `out`, with `weight` on the lexical side.
-pub fn fuse_into(z: &[f32], bm25: &[f32], weight: f32, out: &mut Vec<Fused>) {
-    debug_assert_eq!(z.len(), bm25.len());
-    let zmax = z.iter().copied().fold(0.0f32, f32::max);
+/// Fuses per-item dense scores (cosines) and BM25 scores into `out`, with `weight` on the
+/// lexical side.
+pub fn fuse_into(dense: &[f32], bm25: &[f32], weight: f32, out: &mut Vec<Fused>) {
+    debug_assert_eq!(dense.len(), bm25.len());
+    let (lo, hi) = dense
+        .iter()
+        .filter(|x| x.is_finite())
+        .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+    let span = hi - lo;
     let bmax = bm25.iter().copied().fold(0.0f32, f32::max);
     out.clear();
-    out.extend(z.iter().zip(bm25).map(|(&z, &b)| {
-        let dense = if zmax > 0.0 { (z.max(0.0) / zmax).min(1.0) } else { 0.0 };
+    out.extend(dense.iter().zip(bm25).map(|(&d, &b)| {
+        let dense = if span > 0.0 && d.is_finite() { (d - lo) / span } else { 0.0 };
         let lexical = if bmax > 0.0 { b / bmax } else { 0.0 };
         Fused { dense, lexical, score: (1.0 - weight) * dense + weight * lexical }
+    }));
+}
+
+/// Standard scores of `scores` (how far each stands above the task's mean item, in standard
+/// deviations), into `out`: a scale-free measure of how much an item stands out, comparable
+/// across models whose cosines live in different ranges. Fewer than 2 finite scores give 0s.
+pub fn standard_scores_into(scores: &[f32], out: &mut Vec<f32>) {
+    let finite = scores.iter().filter(|x| x.is_finite());
+    let n = finite.clone().count();
+    out.clear();
+    if n < 2 {
+        out.resize(scores.len(), 0.0);
+        return;
+    }
+    let mean = finite.clone().map(|&x| f64::from(x)).sum::<f64>() / n as f64;
+    let var = finite.map(|&x| (f64::from(x) - mean).powi(2)).sum::<f64>() / n as f64;
+    let sd = var.sqrt().max(1e-9);
+    out.extend(scores.iter().map(|&x| {
+        if x.is_finite() { ((f64::from(x) - mean) / sd) as f32 } else { f32::NEG_INFINITY }
     }));
 }
 
@@ -39,9 +61,9 @@ mod tests {
     #[test]
     fn each_side_is_scaled_to_the_tasks_best_item() {
         let mut out = Vec::new();
-        fuse_into(&[2.0, 1.0, -0.5], &[0.0, 6.0, 3.0], 0.5, &mut out);
+        fuse_into(&[0.9, 0.7, 0.5], &[0.0, 6.0, 3.0], 0.5, &mut out);
         assert_eq!(out[0], Fused { dense: 1.0, lexical: 0.0, score: 0.5 });
-        assert_eq!(out[1], Fused { dense: 0.5, lexical: 1.0, score: 0.75 });
+        assert!((out[1].dense - 0.5).abs() < 1e-6 && out[1].lexical == 1.0);
         assert_eq!(out[2], Fused { dense: 0.0, lexical: 0.5, score: 0.25 });
     }
 
@@ -57,7 +79,20 @@ mod tests {
     #[test]
     fn no_signal_gives_zeros_not_nan() {
         let mut out = Vec::new();
-        fuse_into(&[-1.0, -2.0], &[0.0, 0.0], 0.3, &mut out);
+        fuse_into(&[0.5, 0.5], &[0.0, 0.0], 0.3, &mut out);
         assert!(out.iter().all(|f| f.score == 0.0));
+    }
+
+    #[test]
+    fn standard_scores_measure_how_far_an_item_stands_out() {
+        let mut z = Vec::new();
+        standard_scores_into(&[0.9, 0.5, 0.5, 0.5], &mut z);
+        assert!(z[0] > 1.5 && z[1] < 0.0);
+        // The same shape on another model's scale gives the same scores.
+        let mut z2 = Vec::new();
+        standard_scores_into(&[0.95, 0.85, 0.85, 0.85], &mut z2);
+        assert!(z.iter().zip(&z2).all(|(a, b)| (a - b).abs() < 1e-4));
+        standard_scores_into(&[0.3], &mut z);
+        assert_eq!(z, [0.0]);
     }
 }

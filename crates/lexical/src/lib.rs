@@ -31,4 +31,4 @@ pub use crate::bm25::{Bm25Scorer, LexicalScores, build, build_with};
 pub use switchyard_format::LexicalMeta;
 
 mod fusion;
-pub use crate::fusion::{Fused, fuse_into};
+pub use crate::fusion::{Fused, fuse_into, standard_scores_into};

@@ -64,15 +64,30 @@ pub enum ModeFilter {
     Soft,
 }
 
+/// What the semantic mode fallback saw, whether or not it decided.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SemanticCheck {
+    /// The best mode by score.
+    pub best: String,
+    /// Its score.
+    pub score: f32,
+    /// Its lead over the runner-up mode.
+    pub lead: f32,
+    /// The lead required (`None`: the index's examples support no semantic guess).
+    pub margin: Option<f32>,
+    /// Whether the guess was taken.
+    pub decided: bool,
+}
+
 /// Whether a task is about the catalog at all, per item kind.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct GateCheck {
     /// Whether the gate opened (items may be selected by score).
     pub open: bool,
-    /// The best item's calibrated dense score (0 = an unrelated text's mean, 1 = a typical
-    /// request for that item).
+    /// The best item's standard score among the task's items (how many standard deviations
+    /// its cosine stands above the mean item's).
     pub best_z: f32,
-    /// Calibrated dense score that opens the gate.
+    /// Standard score that opens the gate.
     pub gate_z: f32,
     /// Largest share of the task's term weight one item matched.
     pub best_lexical_share: f32,
@@ -215,6 +230,8 @@ pub struct Decision {
     pub mode_filter: ModeFilter,
     /// What the deciding step matched (keyword, hint, best mode score).
     pub mode_detail: Option<String>,
+    /// The semantic mode fallback's check, when it ran.
+    pub semantic_mode: Option<SemanticCheck>,
     /// Whether the task was recognised as chit-chat.
     pub chitchat: bool,
     /// Selected tools, base first then by score.

@@ -28,7 +28,7 @@
 
 pub use crate::decision::{
     AnsweredBy, AppliedThresholds, CascadeCheck, Decision, DropReason, Dropped, GateCheck,
-    Metrics, ModeFilter, ModeSource, Selected, SelectedBy, Signals, Timings,
+    Metrics, ModeFilter, ModeSource, SemanticCheck, Selected, SelectedBy, Signals, Timings,
 };
 pub use crate::error::{Result, RouteError};
 pub use crate::router::{RouteOptions, Router, RouterBuilder, Scratch};

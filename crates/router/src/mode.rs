@@ -6,24 +6,22 @@
 //! margin, and the default mode decides. Older indexes keep the earlier rule (the winner must
 //! beat the default mode by a tenth of the catalog's score spread).
 
+use crate::decision::SemanticCheck;
 use crate::kernels;
 use crate::router::{Router, Scratch, Space};
 use switchyard_format::SectionKind;
 
-/// A confident semantic guess.
+/// The semantic step's look at the modes: the best mode, and whether it may decide.
 pub(crate) struct SemanticMode {
     pub mode: usize,
-    pub score: f32,
-    /// Lead over the runner-up mode.
-    pub lead: f32,
-    /// Lead that was required.
-    pub margin: f32,
+    pub check: SemanticCheck,
 }
 
 impl SemanticMode {
     /// For `mode_detail`.
     pub(crate) fn detail(&self) -> String {
-        format!("score {:.3}, lead {:.3} >= margin {:.3}", self.score, self.lead, self.margin)
+        let c = &self.check;
+        format!("score {:.3}, lead {:.3} >= margin {:.3}", c.score, c.lead, c.margin.unwrap_or(0.0))
     }
 }
 
@@ -56,6 +54,7 @@ impl Router {
         if score < min {
             return None;
         }
+        // (An index with a selection section and no margin still reports what it saw.)
         let runner_up = order.get(1).map_or(f32::NEG_INFINITY, |&i| best[i]);
         let lead = if runner_up.is_finite() { score - runner_up } else { f32::INFINITY };
         let model_t = &meta.thresholds;
@@ -63,30 +62,35 @@ impl Router {
             (Space::Static, Some(st)) => &st.meta.thresholds,
             _ => model_t,
         };
-        match self.index.selection() {
+        let (lead, margin) = match self.index.selection() {
             Some(sel) => {
                 // Measured in the model's space; a static answer rescales it by the ratio of
                 // the two spaces' score spreads.
-                let margin = sel.mode.semantic_margin?;
+                let margin = self.config.semantic_margin.map_or(sel.mode.semantic_margin, Some);
                 let scale = (t.related_mean - t.unrelated_mean)
                     / (model_t.related_mean - model_t.unrelated_mean).max(1e-6);
-                let margin = margin * scale.max(0.0);
-                (lead >= margin).then_some(SemanticMode { mode: top, score, lead, margin })
+                (lead, margin.map(|m| m * scale.max(0.0)))
             }
             None => {
+                // Older indexes: the winner must beat the default mode by a tenth of the
+                // catalog's score spread.
                 let margin = 0.1 * (t.related_mean - t.unrelated_mean).max(0.0);
                 let d = meta.modes.iter().position(|m| m.name == meta.default_mode);
                 let lead_over_default = match d {
                     Some(d) if d != top => score - best[d],
                     _ => f32::INFINITY,
                 };
-                (lead_over_default >= margin).then_some(SemanticMode {
-                    mode: top,
-                    score,
-                    lead: lead_over_default,
-                    margin,
-                })
+                (lead_over_default, Some(margin))
             }
-        }
+        };
+        let decided = margin.is_some_and(|m| lead >= m);
+        let check = SemanticCheck {
+            best: meta.modes[top].name.clone(),
+            score,
+            lead: if lead.is_finite() { lead } else { 1.0 },
+            margin,
+            decided,
+        };
+        Some(SemanticMode { mode: top, check })
     }
 }

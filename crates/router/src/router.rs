@@ -52,6 +52,8 @@ pub(crate) struct RouterConfig {
     pub(crate) lexical_weight: Option<f32>,
     /// Override of the index's tool and skill gates (calibrated dense scale).
     pub(crate) gate_z: Option<f32>,
+    /// Override of the semantic mode margin (`f32::INFINITY` turns the fallback off).
+    pub(crate) semantic_margin: Option<f32>,
 }
 
 impl Default for RouterConfig {
@@ -76,6 +78,7 @@ impl Default for RouterConfig {
             cascade_margin: None,
             lexical_weight: None,
             gate_z: None,
+            semantic_margin: None,
         }
     }
 }
@@ -144,6 +147,9 @@ impl RouterBuilder {
     setter!(/// Overrides the index's gates (the best item's calibrated dense score that makes a
         /// task about the catalog; hybrid indexes only).
         gate_z: Option<f32> => gate_z);
+    setter!(/// Overrides the lead the semantic mode fallback needs over the runner-up mode
+        /// (`f32::INFINITY` turns it off; hybrid indexes only).
+        semantic_margin: Option<f32> => semantic_margin);
 
     /// Opens the index, checks the model fingerprint and precomputes the per-item tables.
     pub fn build(&self, embedder: Arc<dyn Embedder>) -> Result<Router> {
@@ -255,7 +261,8 @@ pub struct Scratch {
     pub(crate) row_scores: Vec<f32>,
     /// Per item: best row score and its row.
     pub(crate) best: Vec<(f32, u32)>,
-    /// Per item: calibrated dense score.
+    /// Per item: best cosine, and its standard score among the task's items.
+    pub(crate) cosines: Vec<f32>,
     pub(crate) z: Vec<f32>,
     pub(crate) lexical: LexicalScores,
     pub(crate) fused: Vec<Fused>,
@@ -481,6 +488,7 @@ impl Router {
                 mode_source: ModeSource::Chitchat,
                 mode_filter: ModeFilter::Hard,
                 mode_detail: None,
+                semantic_mode: None,
                 chitchat: true,
                 tools: Vec::new(),
                 skills: Vec::new(),
@@ -532,15 +540,19 @@ impl Router {
 
         let tm = Instant::now();
         let hint = self.hint_mode(options);
+        let semantic = match (&explicit, &hint, &keyword) {
+            (None, None, None) => {
+                vector.and_then(|e| self.semantic_mode(e, space, thresholds.mode_min, scratch))
+            }
+            _ => None,
+        };
         let (mode, mode_source, mode_detail) = if let Some(m) = explicit {
             (m, ModeSource::Explicit, None)
         } else if let Some((hint, m)) = hint {
             (m, ModeSource::Hint, Some(hint))
         } else if let Some((m, kw)) = keyword {
             (meta.modes[m].name.clone(), ModeSource::Keyword, Some(kw))
-        } else if let Some(guess) =
-            vector.and_then(|e| self.semantic_mode(e, space, thresholds.mode_min, scratch))
-        {
+        } else if let Some(guess) = semantic.as_ref().filter(|g| g.check.decided) {
             (meta.modes[guess.mode].name.clone(), ModeSource::Semantic, Some(guess.detail()))
         } else {
             let why = self.index.selection().and_then(|s| s.mode.note.clone());
@@ -622,6 +634,7 @@ impl Router {
             mode_source,
             mode_filter,
             mode_detail,
+            semantic_mode: semantic.map(|g| g.check),
             chitchat: false,
             tools,
             skills,

@@ -13,7 +13,7 @@ use crate::decision::{DropReason, Dropped, GateCheck, Selected, SelectedBy, Sign
 use crate::kernels;
 use crate::router::{ItemTable, Pick, Router, Scratch, Space};
 use switchyard_format::{ItemMeta, SectionKind};
-use switchyard_lexical::fuse_into;
+use switchyard_lexical::{fuse_into, standard_scores_into};
 
 /// What one hybrid selection needs besides the table.
 pub(crate) struct HybridInput<'a> {
@@ -45,12 +45,6 @@ impl Router {
             _ => (&selection.skills_lexical, &selection.skills),
         };
         let n = items.len();
-        let t = match (input.space, self.index.static_space()) {
-            (Space::Static, Some(st)) => &st.meta.thresholds,
-            _ => &self.index.meta().thresholds,
-        };
-        let spread = (t.related_mean - t.unrelated_mean).max(1e-6);
-
         // Dense: each item's best row.
         let matrix = self.matrix_of(table.kind, input.space);
         kernels::scores_into(&matrix, input.embedding, &mut scratch.row_scores);
@@ -62,17 +56,17 @@ impl Router {
                 scratch.best[owner] = (s, row as u32);
             }
         }
-        scratch.z.clear();
-        scratch.z.extend(scratch.best.iter().map(|&(s, _)| {
-            if s.is_finite() { (s - t.unrelated_mean) / spread } else { f32::NEG_INFINITY }
-        }));
+        // How far each item stands above the task's mean item (scale-free, any model).
+        scratch.cosines.clear();
+        scratch.cosines.extend(scratch.best.iter().map(|b| b.0));
+        standard_scores_into(&scratch.cosines, &mut scratch.z);
         // Lexical, then the fusion.
         scorer.score(lexical, input.terms, &mut scratch.lexical);
-        let finite_z: Vec<f32> =
-            scratch.z.iter().map(|&z| if z.is_finite() { z } else { 0.0 }).collect();
         let weight = self.config.lexical_weight.unwrap_or(fusion.lexical_weight);
         let gate_z = self.config.gate_z.unwrap_or(fusion.gate_z);
-        fuse_into(&finite_z, &scratch.lexical.bm25, weight, &mut scratch.fused);
+        fuse_into(&scratch.cosines, &scratch.lexical.bm25, weight, &mut scratch.fused);
+        let finite_z: Vec<f32> =
+            scratch.z.iter().map(|&z| if z.is_finite() { z } else { f32::MIN }).collect();
         let mass = scratch.lexical.query_mass;
         let share = |i: usize| if mass > 0.0 { scratch.lexical.matched[i] / mass } else { 0.0 };
 

@@ -1,0 +1,327 @@
+//! `switchyard fit`: learns an index's selection settings (lexical weight, gate, semantic mode
+//! margin) from labelled cases, cross-validated, and writes them into the index or a copy.
+//!
+//! What is learned, and how (each on the training folds only):
+//! - **Lexical weight**: the weight of the build-time grid with the best tool recall@3 (ties go
+//!   to the weight nearest the index's).
+//! - **Tool gate**: lowered, never raised, to the 3rd percentile of the cases' best calibrated
+//!   dense score, so tasks like the cases are not shut out; with negative cases (`"tools": []`)
+//!   the gate that best separates the two sides while keeping 95% of the positives.
+//! - **Mode margin**: over the cases the semantic step reaches (no explicit mode, hint or
+//!   keyword), the margin with the best mode accuracy, the default mode answering below it;
+//!   ties go to the larger margin (the safer one).
+//!
+//! The report gives every metric with the index's settings and with fitted ones, both measured
+//! on held-out folds (k-fold, cases split by position), so a fit that only memorises its cases
+//! shows no gain there. The written settings are then fitted on all cases.
+
+use crate::cases::CaseRow;
+use crate::metrics::round4;
+use crate::{EvalError, Progress, Result, embedding, jsonl};
+use serde::Serialize;
+use std::path::PathBuf;
+use std::sync::Arc;
+use switchyard_embed::Embedder;
+use switchyard_format::{Index, IndexWriter, OpenOptions};
+use switchyard_router::{Decision, ModeSource, RouteOptions, Router, RouterBuilder, Scratch};
+
+/// Weights tried (the build-time grid).
+const WEIGHTS: [f32; 8] = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7];
+
+/// What to fit.
+#[derive(Debug, Clone)]
+pub struct FitConfig {
+    /// The index to fit.
+    pub index: PathBuf,
+    /// Labelled cases (the `eval cases` schema; `"tools": []` marks a task that needs none).
+    pub cases: PathBuf,
+    /// Where to write the fitted index (the input itself to update it in place, atomically).
+    pub out: PathBuf,
+    /// Cross-validation folds (at least 2).
+    pub folds: usize,
+}
+
+/// The settings `fit` learns.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct FitParams {
+    /// Lexical weight of tools and skills.
+    pub lexical_weight: f32,
+    /// Tool and skill gate (calibrated dense scale).
+    pub gate_z: f32,
+    /// Semantic mode margin (`None`: the fallback is off).
+    pub mode_margin: Option<f32>,
+}
+
+/// Metrics of one setting over some cases.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct FitMetrics {
+    /// Cases measured.
+    pub cases: usize,
+    /// Tool recall@3 over cases with tools.
+    pub tool_recall_at_3: f64,
+    /// Skill recall@3 over cases with skills.
+    pub skill_recall_at_3: f64,
+    /// Mode accuracy.
+    pub mode_accuracy: f64,
+    /// Share of cases without tools that got a tool (`None` without such cases).
+    pub no_tool_selected_rate: Option<f64>,
+}
+
+/// What `fit` did.
+#[derive(Debug, Clone, Serialize)]
+pub struct FitReport {
+    /// The index read.
+    pub index: PathBuf,
+    /// The index written.
+    pub out: PathBuf,
+    /// The index's settings before.
+    pub before: FitParams,
+    /// The fitted settings (on all cases), written to `out`.
+    pub after: FitParams,
+    /// Held-out metrics with the index's settings.
+    pub cross_validated_before: FitMetrics,
+    /// Held-out metrics with settings fitted on the other folds.
+    pub cross_validated_after: FitMetrics,
+    /// Folds used.
+    pub folds: usize,
+}
+
+/// One case, embedded, with its labels.
+struct Case<'a> {
+    row: &'a CaseRow,
+    vector: &'a [f32],
+}
+
+fn recall(ranked: &[&str], gold: &[String], k: usize) -> f64 {
+    gold.iter().filter(|g| ranked.iter().take(k).any(|r| r == g)).count() as f64
+        / gold.len().max(1) as f64
+}
+
+fn ranked(items: &[switchyard_router::Selected]) -> Vec<&str> {
+    let mut v: Vec<&switchyard_router::Selected> = items.iter().collect();
+    v.sort_by(|a, b| b.rank_score().total_cmp(&a.rank_score()).then_with(|| a.name.cmp(&b.name)));
+    v.into_iter().map(|s| s.name.as_str()).collect()
+}
+
+struct Fitter<'a> {
+    path: &'a std::path::Path,
+    embedder: Arc<dyn Embedder>,
+    default_mode: String,
+}
+
+impl Fitter<'_> {
+    fn router(&self, p: &FitParams) -> Result<Router> {
+        Ok(RouterBuilder::new(self.path)
+            .lexical_weight(Some(p.lexical_weight))
+            .gate_z(Some(p.gate_z))
+            .semantic_margin(Some(p.mode_margin.unwrap_or(f32::INFINITY)))
+            .cascade(false)
+            .build(Arc::clone(&self.embedder))?)
+    }
+
+    fn decide(&self, router: &Router, cases: &[&Case<'_>]) -> Result<Vec<Decision>> {
+        let mut scratch = Scratch::default();
+        cases
+            .iter()
+            .map(|c| {
+                router.prime_cache(&c.row.task, c.vector.to_vec());
+                Ok(router.route_with(&c.row.task, &RouteOptions::default(), &mut scratch)?)
+            })
+            .collect()
+    }
+
+    fn metrics(&self, p: &FitParams, cases: &[&Case<'_>]) -> Result<FitMetrics> {
+        let decisions = self.decide(&self.router(p)?, cases)?;
+        let (mut tools, mut n_tools, mut skills, mut n_skills, mut modes) = (0.0, 0, 0.0, 0, 0);
+        let (mut none, mut none_selected) = (0usize, 0usize);
+        for (c, d) in cases.iter().zip(&decisions) {
+            if c.row.tools.is_empty() {
+                none += 1;
+                none_selected += (!d.tools.is_empty()) as usize;
+            } else {
+                n_tools += 1;
+                tools += recall(&ranked(&d.tools), &c.row.tools, 3);
+            }
+            if !c.row.skills.is_empty() {
+                n_skills += 1;
+                skills += recall(&ranked(&d.skills), &c.row.skills, 3);
+            }
+            modes += (d.mode == c.row.mode) as usize;
+        }
+        Ok(FitMetrics {
+            cases: cases.len(),
+            tool_recall_at_3: round4(tools / n_tools.max(1) as f64),
+            skill_recall_at_3: round4(skills / n_skills.max(1) as f64),
+            mode_accuracy: round4(modes as f64 / cases.len().max(1) as f64),
+            no_tool_selected_rate: (none > 0).then(|| round4(none_selected as f64 / none as f64)),
+        })
+    }
+
+    /// Fits the three settings on `cases`, starting from `start`.
+    fn fit(&self, start: &FitParams, cases: &[&Case<'_>]) -> Result<FitParams> {
+        // Lexical weight: best tool recall@3, ranked without a gate.
+        let mut best = (f64::MIN, start.lexical_weight);
+        for &w in &WEIGHTS {
+            let p = FitParams { lexical_weight: w, gate_z: f32::NEG_INFINITY, ..*start };
+            let r = self.metrics(&p, cases)?.tool_recall_at_3;
+            let closer = (w - start.lexical_weight).abs() < (best.1 - start.lexical_weight).abs();
+            if r > best.0 + 1e-9 || ((r - best.0).abs() <= 1e-9 && closer) {
+                best = (r, w);
+            }
+        }
+        let lexical_weight = best.1;
+
+        // Gate: from the best calibrated dense score the cases reach.
+        let probe = FitParams { lexical_weight, ..*start };
+        let decisions = self.decide(&self.router(&probe)?, cases)?;
+        let best_z = |d: &Decision| d.tool_gate.as_ref().map_or(0.0, |g| g.best_z);
+        let mut pos: Vec<f32> = Vec::new();
+        let mut neg: Vec<f32> = Vec::new();
+        for (c, d) in cases.iter().zip(&decisions) {
+            if c.row.tools.is_empty() { neg.push(best_z(d)) } else { pos.push(best_z(d)) }
+        }
+        pos.sort_by(f32::total_cmp);
+        let gate_z = if pos.is_empty() {
+            start.gate_z
+        } else if neg.is_empty() {
+            let q = pos[((pos.len() - 1) as f32 * 0.03).round() as usize];
+            start.gate_z.min(q - 1e-4)
+        } else {
+            // The candidate with the best TPR - FPR among those keeping 95% of the positives.
+            let mut best = (f64::MIN, start.gate_z);
+            for &g in pos.iter().chain(&neg) {
+                let tpr = pos.iter().filter(|&&z| z >= g).count() as f64 / pos.len() as f64;
+                let fpr = neg.iter().filter(|&&z| z >= g).count() as f64 / neg.len() as f64;
+                if tpr >= 0.95 && tpr - fpr > best.0 {
+                    best = (tpr - fpr, g);
+                }
+            }
+            best.1
+        };
+
+        // Mode margin: over the cases the semantic step reaches.
+        let open = FitParams { lexical_weight, gate_z, mode_margin: Some(0.0) };
+        let decisions = self.decide(&self.router(&open)?, cases)?;
+        let mut seen: Vec<(f32, bool, bool)> = Vec::new(); // lead, guess right, default right
+        for (c, d) in cases.iter().zip(&decisions) {
+            if let Some(s) = &d.semantic_mode
+                && matches!(d.mode_source, ModeSource::Semantic | ModeSource::Default)
+            {
+                seen.push((s.lead, s.best == c.row.mode, self.default_mode == c.row.mode));
+            }
+        }
+        let accuracy = |m: f32| {
+            seen.iter().filter(|&&(lead, g, d)| if lead >= m { g } else { d }).count()
+        };
+        let mut mode_margin = None;
+        let mut best_acc = accuracy(f32::INFINITY);
+        let mut leads: Vec<f32> = seen.iter().map(|s| s.0).collect();
+        leads.sort_by(|a, b| b.total_cmp(a)); // larger margins first: ties keep the safer one
+        for m in leads {
+            let a = accuracy(m);
+            if a > best_acc {
+                best_acc = a;
+                mode_margin = Some(m);
+            }
+        }
+        Ok(FitParams { lexical_weight, gate_z, mode_margin })
+    }
+}
+
+/// Runs `fit`: cross-validated report, then the fitted settings written to `cfg.out`.
+pub fn fit(cfg: &FitConfig, embedder: Arc<dyn Embedder>, progress: Progress<'_>) -> Result<FitReport> {
+    if cfg.folds < 2 {
+        return Err(EvalError::Usage("--folds: use at least 2 folds".into()));
+    }
+    let index = Index::open(&cfg.index, &OpenOptions::new())?;
+    let Some(selection) = index.selection().cloned() else {
+        return Err(EvalError::Usage(format!(
+            "{}: the index has no selection section (built before format 3); rebuild it with switchyard build-index",
+            cfg.index.display()
+        )));
+    };
+    let rows: Vec<CaseRow> = jsonl::read_jsonl(&cfg.cases)?;
+    if rows.len() < cfg.folds * 2 {
+        return Err(EvalError::Usage(format!(
+            "{}: {} cases cannot fill {} folds; label at least {} tasks",
+            cfg.cases.display(),
+            rows.len(),
+            cfg.folds,
+            cfg.folds * 2
+        )));
+    }
+    let texts: Vec<&str> = rows.iter().map(|r| r.task.as_str()).collect();
+    let vectors = embedding::embed_many(embedder.as_ref(), &texts, "embed cases", progress)?;
+    let cases: Vec<Case<'_>> =
+        rows.iter().zip(&vectors).map(|(row, v)| Case { row, vector: v }).collect();
+    let fitter = Fitter {
+        path: &cfg.index,
+        embedder: Arc::clone(&embedder),
+        default_mode: index.meta().default_mode.clone(),
+    };
+    let before = FitParams {
+        lexical_weight: selection.tools.lexical_weight,
+        gate_z: selection.tools.gate_z,
+        mode_margin: selection.mode.semantic_margin,
+    };
+
+    // Held-out metrics, fold by fold, merged by weighting each fold by its cases.
+    let mut held_before: Vec<(FitMetrics, usize)> = Vec::new();
+    let mut held_after: Vec<(FitMetrics, usize)> = Vec::new();
+    for f in 0..cfg.folds {
+        let train: Vec<&Case<'_>> = cases.iter().enumerate().filter(|(i, _)| i % cfg.folds != f).map(|(_, c)| c).collect();
+        let test: Vec<&Case<'_>> = cases.iter().enumerate().filter(|(i, _)| i % cfg.folds == f).map(|(_, c)| c).collect();
+        let fitted = fitter.fit(&before, &train)?;
+        held_before.push((fitter.metrics(&before, &test)?, test.len()));
+        held_after.push((fitter.metrics(&fitted, &test)?, test.len()));
+        progress("cross-validate", f + 1, cfg.folds);
+    }
+    let after = fitter.fit(&before, &cases.iter().collect::<Vec<_>>())?;
+
+    let mut fitted = selection;
+    for kind in [&mut fitted.tools, &mut fitted.skills] {
+        kind.lexical_weight = after.lexical_weight;
+        kind.gate_z = after.gate_z;
+        kind.source = "fitted".into();
+    }
+    fitted.mode.semantic_margin = after.mode_margin;
+    fitted.mode.note = match after.mode_margin {
+        Some(_) => None,
+        None => Some(format!(
+            "fitted on {}: the semantic fallback did not beat the default mode",
+            cfg.cases.display()
+        )),
+    };
+    let mut w = IndexWriter::from_index(&index)?;
+    w.selection(&fitted)?;
+    let bytes = w.to_bytes()?;
+    drop(index);
+    switchyard_format::write_atomic(&cfg.out, &bytes)?;
+    Ok(FitReport {
+        index: cfg.index.clone(),
+        out: cfg.out.clone(),
+        before,
+        after,
+        cross_validated_before: merge(&held_before),
+        cross_validated_after: merge(&held_after),
+        folds: cfg.folds,
+    })
+}
+
+/// Case-weighted mean of per-fold metrics (rates are weighted by cases, a close enough
+/// approximation of pooling when folds are equal in size).
+fn merge(folds: &[(FitMetrics, usize)]) -> FitMetrics {
+    let n: usize = folds.iter().map(|f| f.1).sum();
+    let mean = |get: &dyn Fn(&FitMetrics) -> f64| {
+        round4(folds.iter().map(|(m, k)| get(m) * *k as f64).sum::<f64>() / n.max(1) as f64)
+    };
+    let none: Vec<f64> = folds.iter().filter_map(|(m, _)| m.no_tool_selected_rate).collect();
+    FitMetrics {
+        cases: n,
+        tool_recall_at_3: mean(&|m| m.tool_recall_at_3),
+        skill_recall_at_3: mean(&|m| m.skill_recall_at_3),
+        mode_accuracy: mean(&|m| m.mode_accuracy),
+        no_tool_selected_rate: (!none.is_empty())
+            .then(|| round4(none.iter().sum::<f64>() / none.len() as f64)),
+    }
+}
