@@ -32,6 +32,7 @@ fn cases(model: &str, floors: [f64; 4]) {
         manifests: root().join("manifests"),
         cases: root().join("manifests/cases.jsonl"),
         cache_dir: cache.path().to_path_buf(),
+        fitted: None,
     };
     let r = switchyard_eval::eval_cases(&cfg, embedder.clone(), &no_progress).unwrap();
     let o = &r.overall;
@@ -99,7 +100,10 @@ fn api_bank(model: &str) {
     assert!(metric(dense, "recall@5") > metric(bm25, "recall@5") + 0.1, "{dense:?} vs {bm25:?}");
     // The hybrid ranking never loses to either side by more than noise.
     for side in [dense, bm25] {
-        assert!(metric(hybrid, "recall@5") >= metric(side, "recall@5") - 0.01, "{hybrid:?} vs {side:?}");
+        assert!(
+            metric(hybrid, "recall@5") >= metric(side, "recall@5") - 0.01,
+            "{hybrid:?} vs {side:?}"
+        );
     }
     // regression (issue 18): thresholds derived from one catalog dropped right tools on
     // another; the deployed selection stays within 0.03 of the ranking cut at max_results.
@@ -183,7 +187,10 @@ fn bad_rows_are_refused_naming_file_line_and_field() {
     let bad = switchyard_eval::load_tools(&tools).unwrap();
     assert_eq!(
         bad.warnings[0].to_string(),
-        format!("{}:2: warning: description: b has none; it is routed by its name alone", tools.display())
+        format!(
+            "{}:2: warning: description: b has none; it is routed by its name alone",
+            tools.display()
+        )
     );
 
     write(
@@ -211,6 +218,7 @@ fn bad_rows_are_refused_naming_file_line_and_field() {
             manifests: root().join("manifests"),
             cases: cases.clone(),
             cache_dir: dir.path().to_path_buf(),
+            fitted: None,
         },
         embedder,
         &no_progress,

@@ -293,8 +293,7 @@ pub fn build_bytes(
         &matrices[3],
         tool_names.as_deref(),
     );
-    let off_topic_texts: Vec<String> =
-        selection::OFF_TOPIC.iter().map(|s| s.to_string()).collect();
+    let off_topic_texts: Vec<String> = selection::OFF_TOPIC.iter().map(|s| s.to_string()).collect();
     let off_topic: Vec<f32> =
         embed_all(embedder, &off_topic_texts, None)?.into_iter().flatten().collect();
     let selection = selection::selection(&selection::Inputs {

@@ -183,6 +183,12 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
         "model": m.model, "manifest_hash": m.manifest_hash, "sections": sections,
         "counts": {"tools": m.tools.len(), "skills": m.skills.len(), "modes": m.modes.len(), "injections": m.injections.len(), "benign": m.benign.len()},
         "default_mode": m.default_mode, "thresholds": m.thresholds, "open_ms": open_ms,
+        "selection": index.selection().map(|sel| serde_json::json!({
+            "builder_version": sel.builder_version,
+            "tools": sel.tools, "skills": sel.skills, "mode": sel.mode,
+            "out_of_mode_penalty": sel.out_of_mode_penalty, "hints": sel.hints,
+            "lexical_terms": {"tools": sel.tools_lexical.terms.len(), "skills": sel.skills_lexical.terms.len()},
+        })),
     });
     if a.json {
         return print_json(&report);
@@ -221,6 +227,39 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
             );
         }
         None => println!("cascade    none (every task runs the model)"),
+    }
+    match index.selection() {
+        Some(sel) => {
+            for (what, f, lex) in [
+                ("tools", &sel.tools, &sel.tools_lexical),
+                ("skills", &sel.skills, &sel.skills_lexical),
+            ] {
+                println!(
+                    "hybrid     {what}: lexical weight {:.2} ({}), gate z {:.2} or lexical {:.2}, {} terms",
+                    f.lexical_weight,
+                    f.source,
+                    f.gate_z,
+                    f.lexical_gate,
+                    lex.terms.len()
+                );
+            }
+            let c = &sel.mode;
+            match c.semantic_margin {
+                Some(margin) => println!(
+                    "modes      semantic guess needs a lead of {margin:.4} ({} examples, leave-one-out precision {:.2} on {:.0}% of them); default {}",
+                    c.examples,
+                    c.precision.unwrap_or(0.0),
+                    100.0 * c.coverage.unwrap_or(0.0),
+                    m.default_mode
+                ),
+                None => {
+                    println!("modes      no semantic guess: {}", c.note.as_deref().unwrap_or("off"))
+                }
+            }
+        }
+        None => {
+            println!("hybrid     none (built before format 3: cosine thresholds, hard mode filter)")
+        }
     }
     println!(
         "{:<16} {:>10} {:>10} {:>7} {:>5} {:>6} {:>9}",
@@ -528,6 +567,13 @@ pub struct AssembleArgs {
     /// Disable the task-embedding cache (every repeat embeds).
     #[arg(long)]
     pub no_cache: bool,
+    /// Hint: the session is interactive (selects the mode the modes manifest maps it to).
+    #[arg(long)]
+    pub interactive: bool,
+    /// Hint: the repository has uncommitted changes [default: detected from --root when it is
+    /// a git repository].
+    #[arg(long)]
+    pub git_changes: bool,
     /// Print the full account as JSON.
     #[arg(long)]
     pub json: bool,
@@ -554,7 +600,8 @@ pub fn assemble(a: AssembleArgs) -> Result<()> {
     let options = switchyard::AssembleOptions {
         mode: Some(a.mode.clone()),
         root: a.root.clone(),
-        interactive: false,
+        interactive: a.interactive,
+        git_changes: a.git_changes.then_some(true),
     };
     let out = assembler.assemble(&a.task, &options)?;
     if a.repeat > 0 {

@@ -75,6 +75,10 @@ pub struct CasesArgs {
     /// Where built indexes are cached [default: $SWITCHYARD_CACHE_DIR or ~/.cache/switchyard].
     #[arg(long)]
     pub cache_dir: Option<PathBuf>,
+    /// An index of the same catalog fitted by `switchyard fit`: its figures are reported beside
+    /// the default ones.
+    #[arg(long)]
+    pub fitted: Option<PathBuf>,
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
@@ -207,11 +211,25 @@ pub fn fit(a: FitArgs) -> Result<()> {
     }
     let margin = |m: Option<f32>| m.map_or("off".to_string(), |m| format!("{m:.4}"));
     println!("{:<24}{:>12}{:>12}", "setting", "before", "fitted");
-    println!("{:<24}{:>12.2}{:>12.2}", "lexical weight", report.before.lexical_weight, report.after.lexical_weight);
-    println!("{:<24}{:>12.3}{:>12.3}", "gate (calibrated z)", report.before.gate_z, report.after.gate_z);
-    println!("{:<24}{:>12}{:>12}", "mode margin", margin(report.before.mode_margin), margin(report.after.mode_margin));
+    println!(
+        "{:<24}{:>12.2}{:>12.2}",
+        "lexical weight", report.before.lexical_weight, report.after.lexical_weight
+    );
+    println!(
+        "{:<24}{:>12.3}{:>12.3}",
+        "gate (calibrated z)", report.before.gate_z, report.after.gate_z
+    );
+    println!(
+        "{:<24}{:>12}{:>12}",
+        "mode margin",
+        margin(report.before.mode_margin),
+        margin(report.after.mode_margin)
+    );
     println!();
-    println!("held-out ({} folds, {} cases){:>9}{:>12}", report.folds, report.cross_validated_before.cases, "before", "fitted");
+    println!(
+        "held-out ({} folds, {} cases){:>9}{:>12}",
+        report.folds, report.cross_validated_before.cases, "before", "fitted"
+    );
     let (b, f) = (&report.cross_validated_before, &report.cross_validated_after);
     println!("{:<24}{:>12.4}{:>12.4}", "tool recall@3", b.tool_recall_at_3, f.tool_recall_at_3);
     println!("{:<24}{:>12.4}{:>12.4}", "skill recall@3", b.skill_recall_at_3, f.skill_recall_at_3);
@@ -281,7 +299,11 @@ pub fn eval(a: EvalArgs) -> Result<()> {
             if let Some(f) = &report.selection {
                 println!(
                     "fusion: lexical weight {:.2} ({}), gate z {:.3}, lexical gate {:.2}; deployed: {:.2} tools per query",
-                    f.lexical_weight, f.source, f.gate_z, f.lexical_gate, report.mean_selected_deployed
+                    f.lexical_weight,
+                    f.source,
+                    f.gate_z,
+                    f.lexical_gate,
+                    report.mean_selected_deployed
                 );
             }
             if let Some(r) = report.no_tool_selected_rate {
@@ -300,7 +322,8 @@ pub fn eval(a: EvalArgs) -> Result<()> {
             }
             let mut rows = Vec::new();
             for (i, (_, c)) in groups.iter().enumerate() {
-                let sides = [&c.dense, &c.bm25, &c.hybrid, &c.hybrid_cut_at_max_results, &c.deployed];
+                let sides =
+                    [&c.dense, &c.bm25, &c.hybrid, &c.hybrid_cut_at_max_results, &c.deployed];
                 for (j, m) in sides.into_iter().enumerate() {
                     rows.push((labels[i * 5 + j].as_str(), m));
                 }
@@ -314,6 +337,7 @@ pub fn eval(a: EvalArgs) -> Result<()> {
                 manifests: a.manifests,
                 cases: a.cases,
                 cache_dir: cache_dir(a.cache_dir),
+                fitted: a.fitted,
             };
             let report = switchyard_eval::eval_cases(&cfg, model, &progress)?;
             bars.finish();
@@ -322,6 +346,14 @@ pub fn eval(a: EvalArgs) -> Result<()> {
             }
             let mut rows = vec![("all", &report.overall)];
             rows.extend(report.per_lang.iter().map(|(l, m)| (l.as_str(), m)));
+            let fitted_labels: Vec<String> =
+                report.fitted_per_lang.keys().map(|l| format!("fitted {l}")).collect();
+            if let Some(f) = &report.fitted {
+                rows.push(("fitted all", f));
+                rows.extend(
+                    fitted_labels.iter().map(String::as_str).zip(report.fitted_per_lang.values()),
+                );
+            }
             table(&rows);
             for m in &report.misses {
                 println!(

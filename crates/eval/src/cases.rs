@@ -40,6 +40,8 @@ pub struct CasesEval {
     pub cases: PathBuf,
     /// Where built indexes are kept.
     pub cache_dir: PathBuf,
+    /// An index of the same catalog fitted by `switchyard fit`, reported beside the default.
+    pub fitted: Option<PathBuf>,
 }
 
 /// Sums over a group of cases.
@@ -114,6 +116,10 @@ pub struct CasesReport {
     pub transformer_only_per_lang: BTreeMap<String, BTreeMap<String, serde_json::Value>>,
     /// All cases with the cascade's requirements at each point of [`crate::CASCADE_SWEEP`].
     pub cascade_sweep: BTreeMap<String, BTreeMap<String, serde_json::Value>>,
+    /// All cases routed with the fitted index, when one was given.
+    pub fitted: Option<BTreeMap<String, serde_json::Value>>,
+    /// Per language, fitted index.
+    pub fitted_per_lang: BTreeMap<String, BTreeMap<String, serde_json::Value>>,
     /// Cases with any miss.
     pub misses: Vec<Miss>,
     /// Where the time went.
@@ -210,6 +216,20 @@ pub fn eval_cases(
         let (groups, _) = tally(&cases, &route_all(&r)?);
         cascade_sweep.insert(format!("lead {margin} coverage {coverage}"), groups[&None].to_map());
     }
+    let fitted_decisions = match &cfg.fitted {
+        Some(path) => {
+            let r = RouterBuilder::new(path).build(Arc::clone(&embedder))?;
+            if r.index().meta().manifest_hash != catalog.content_hash() {
+                return Err(EvalError::Usage(format!(
+                    "{}: the fitted index was built from other manifests than {}; fit an index of this catalog",
+                    path.display(),
+                    cfg.manifests.display()
+                )));
+            }
+            Some(route_all(&r)?)
+        }
+        None => None,
+    };
     let route_ms = tr.elapsed().as_secs_f64() * 1e3;
 
     let (groups, misses) = tally(&cases, &decisions);
@@ -223,6 +243,14 @@ pub fn eval_cases(
     };
     let (overall, per_lang) = split(&groups);
     let (transformer_only, transformer_only_per_lang) = split(&plain_groups);
+    let (fitted, fitted_per_lang) = match &fitted_decisions {
+        Some(d) => {
+            let (g, _) = tally(&cases, d);
+            let (o, per) = split(&g);
+            (Some(o), per)
+        }
+        None => (None, BTreeMap::new()),
+    };
     let total_ms = t0.elapsed().as_secs_f64() * 1e3;
     Ok(CasesReport {
         manifests: cfg.manifests.clone(),
@@ -242,6 +270,8 @@ pub fn eval_cases(
         transformer_only,
         transformer_only_per_lang,
         cascade_sweep,
+        fitted,
+        fitted_per_lang,
         misses,
     })
 }

@@ -210,9 +210,8 @@ impl Fitter<'_> {
                 seen.push((s.lead, s.best == c.row.mode, self.default_mode == c.row.mode));
             }
         }
-        let accuracy = |m: f32| {
-            seen.iter().filter(|&&(lead, g, d)| if lead >= m { g } else { d }).count()
-        };
+        let accuracy =
+            |m: f32| seen.iter().filter(|&&(lead, g, d)| if lead >= m { g } else { d }).count();
         let mut mode_margin = None;
         let mut best_acc = accuracy(f32::INFINITY);
         let mut leads: Vec<f32> = seen.iter().map(|s| s.0).collect();
@@ -229,7 +228,11 @@ impl Fitter<'_> {
 }
 
 /// Runs `fit`: cross-validated report, then the fitted settings written to `cfg.out`.
-pub fn fit(cfg: &FitConfig, embedder: Arc<dyn Embedder>, progress: Progress<'_>) -> Result<FitReport> {
+pub fn fit(
+    cfg: &FitConfig,
+    embedder: Arc<dyn Embedder>,
+    progress: Progress<'_>,
+) -> Result<FitReport> {
     if cfg.folds < 2 {
         return Err(EvalError::Usage("--folds: use at least 2 folds".into()));
     }
@@ -269,8 +272,10 @@ pub fn fit(cfg: &FitConfig, embedder: Arc<dyn Embedder>, progress: Progress<'_>)
     let mut held_before: Vec<(FitMetrics, usize)> = Vec::new();
     let mut held_after: Vec<(FitMetrics, usize)> = Vec::new();
     for f in 0..cfg.folds {
-        let train: Vec<&Case<'_>> = cases.iter().enumerate().filter(|(i, _)| i % cfg.folds != f).map(|(_, c)| c).collect();
-        let test: Vec<&Case<'_>> = cases.iter().enumerate().filter(|(i, _)| i % cfg.folds == f).map(|(_, c)| c).collect();
+        let train: Vec<&Case<'_>> =
+            cases.iter().enumerate().filter(|(i, _)| i % cfg.folds != f).map(|(_, c)| c).collect();
+        let test: Vec<&Case<'_>> =
+            cases.iter().enumerate().filter(|(i, _)| i % cfg.folds == f).map(|(_, c)| c).collect();
         let fitted = fitter.fit(&before, &train)?;
         held_before.push((fitter.metrics(&before, &test)?, test.len()));
         held_after.push((fitter.metrics(&fitted, &test)?, test.len()));

@@ -25,11 +25,11 @@ pub use crate::tools::{
 
 pub mod bench;
 mod bm25;
-mod fit;
 mod cache;
 mod cases;
 mod embedding;
 mod error;
+mod fit;
 pub mod injection;
 mod jsonl;
 pub mod metrics;

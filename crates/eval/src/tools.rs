@@ -281,8 +281,7 @@ pub fn eval_tools(
     let build_ms = index.build_ms;
 
     let te = Instant::now();
-    let texts: Vec<&str> =
-        rows.iter().chain(&no_tool).map(|r| r.query.as_str()).collect();
+    let texts: Vec<&str> = rows.iter().chain(&no_tool).map(|r| r.query.as_str()).collect();
     let vectors = embedding::embed_many(embedder.as_ref(), &texts, "embed queries", progress)?;
     let embed_ms = te.elapsed().as_secs_f64() * 1e3;
 
@@ -331,8 +330,8 @@ pub fn eval_tools(
             let names: Vec<&str> = d.tools.iter().map(|s| s.name.as_str()).collect();
             if d.answered_by == AnsweredBy::Static {
                 answered += 1;
-                agree += (names.first().copied() == ranked[1][i].first().map(String::as_str))
-                    as usize;
+                agree +=
+                    (names.first().copied() == ranked[1][i].first().map(String::as_str)) as usize;
             }
             sum.add(&score_query(&names, &row.gold, &ks));
         }
@@ -370,7 +369,11 @@ pub fn eval_tools(
             score_query(&names(&ranked[2][i]), &row.gold, &ks),
             score_query(&names(&ranked[3][i]), &row.gold, &ks),
             // The plain ranking cut at max_results: what the deployed selection is held to.
-            score_query(&names(&ranked[1][i])[..ranked[1][i].len().min(max_results)], &row.gold, &ks),
+            score_query(
+                &names(&ranked[1][i])[..ranked[1][i].len().min(max_results)],
+                &row.gold,
+                &ks,
+            ),
         ];
         let multi = (row.gold.len() > 1).then(|| "multi-tool".to_string());
         let keys = [None, row.lang.clone().map(|l| format!("lang:{l}")), multi];
@@ -412,9 +415,8 @@ pub fn eval_tools(
         mean_selected_deployed: crate::metrics::round4(
             selected_total as f64 / rows.len().max(1) as f64,
         ),
-        no_tool_selected_rate: (!no_tool.is_empty()).then(|| {
-            crate::metrics::round4(no_tool_selected as f64 / no_tool.len() as f64)
-        }),
+        no_tool_selected_rate: (!no_tool.is_empty())
+            .then(|| crate::metrics::round4(no_tool_selected as f64 / no_tool.len() as f64)),
         static_answered: crate::metrics::round4(static_answered as f64 / rows.len().max(1) as f64),
         cascade_sweep,
         index,

@@ -223,7 +223,10 @@ impl Index {
         let selection = match sections.iter().find(|s| s.kind == SectionKind::Selection) {
             None => None,
             Some(s) => Some(SelectionMeta::decode(slice(bytes, s)).map_err(|message| {
-                FormatError::BadMeta { path: path.clone(), message: format!("selection: {message}") }
+                FormatError::BadMeta {
+                    path: path.clone(),
+                    message: format!("selection: {message}"),
+                }
             })?),
         };
         let index = Self { path, storage, header, sections, meta, cascade, selection };
@@ -432,12 +435,16 @@ impl Index {
                 )));
             }
         }
-        if !sel.out_of_mode_penalty.is_finite() || sel.mode.semantic_margin.is_some_and(|m| !m.is_finite()) {
+        if !sel.out_of_mode_penalty.is_finite()
+            || sel.mode.semantic_margin.is_some_and(|m| !m.is_finite())
+        {
             return Err(bad("the mode penalty or margin is not finite".into()));
         }
         for (hint, mode) in &sel.hints {
             if !self.meta.modes.iter().any(|m| &m.name == mode) {
-                return Err(bad(format!("hint {hint:?} names mode {mode:?}, which the index lacks")));
+                return Err(bad(format!(
+                    "hint {hint:?} names mode {mode:?}, which the index lacks"
+                )));
             }
         }
         Ok(())

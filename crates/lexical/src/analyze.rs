@@ -80,10 +80,10 @@ fn push_term(part: &str, out: &mut Vec<String>) {
     if folded.chars().count() < 2 {
         return;
     }
-    if folded.chars().any(char::is_alphabetic) {
-        if let Some((cut, _)) = folded.char_indices().nth(STEM_PREFIX) {
-            folded.truncate(cut);
-        }
+    if folded.chars().any(char::is_alphabetic)
+        && let Some((cut, _)) = folded.char_indices().nth(STEM_PREFIX)
+    {
+        folded.truncate(cut);
     }
     out.push(folded);
 }
@@ -125,9 +125,10 @@ mod tests {
     #[test]
     fn names_split_into_words_in_every_convention() {
         assert_eq!(analyze("getWeatherForecast"), ["get", "weathe", "foreca"]);
-        assert_eq!(analyze("run_tests git-diff TheClique::Songkick"), [
-            "run", "tests", "git", "diff", "the", "clique", "songki"
-        ]);
+        assert_eq!(
+            analyze("run_tests git-diff TheClique::Songkick"),
+            ["run", "tests", "git", "diff", "the", "clique", "songki"]
+        );
         assert_eq!(analyze("AddAgenda GPT4"), ["add", "agenda", "gpt4"]);
     }
 

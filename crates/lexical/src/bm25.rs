@@ -129,7 +129,8 @@ mod tests {
 
     #[test]
     fn the_document_sharing_rare_terms_ranks_first() {
-        let d = docs(&["weather forecast for a city", "book a flight", "weather of the stock market"]);
+        let d =
+            docs(&["weather forecast for a city", "book a flight", "weather of the stock market"]);
         let meta = build(&d);
         let mut s = LexicalScores::default();
         Bm25Scorer::new(&meta).score(&meta, &analyze("city weather forecast"), &mut s);

@@ -26,11 +26,11 @@ pub fn fuse_into(dense: &[f32], bm25: &[f32], weight: f32, out: &mut Vec<Fused>)
         .filter(|x| x.is_finite())
         .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &x| (lo.min(x), hi.max(x)));
     let span = hi - lo;
-    let bmax = bm25.iter().copied().fold(0.0f32, f32::max);
+    let lexical_max = bm25.iter().copied().fold(0.0f32, f32::max);
     out.clear();
     out.extend(dense.iter().zip(bm25).map(|(&d, &b)| {
         let dense = if span > 0.0 && d.is_finite() { (d - lo) / span } else { 0.0 };
-        let lexical = if bmax > 0.0 { b / bmax } else { 0.0 };
+        let lexical = if lexical_max > 0.0 { (b / lexical_max).min(1.0) } else { 0.0 };
         Fused { dense, lexical, score: (1.0 - weight) * dense + weight * lexical }
     }));
 }

@@ -27,8 +27,8 @@
 #![deny(missing_docs)]
 
 pub use crate::decision::{
-    AnsweredBy, AppliedThresholds, CascadeCheck, Decision, DropReason, Dropped, GateCheck,
-    Metrics, ModeFilter, ModeSource, SemanticCheck, Selected, SelectedBy, Signals, Timings,
+    AnsweredBy, AppliedThresholds, CascadeCheck, Decision, DropReason, Dropped, GateCheck, Metrics,
+    ModeFilter, ModeSource, Selected, SelectedBy, SemanticCheck, Signals, Timings,
 };
 pub use crate::error::{Result, RouteError};
 pub use crate::router::{RouteOptions, Router, RouterBuilder, Scratch};

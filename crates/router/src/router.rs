@@ -1,10 +1,10 @@
 use crate::decision::{
-    AnsweredBy, AppliedThresholds, CascadeCheck, Decision, DropReason, Dropped, GateCheck,
-    Metrics, ModeFilter, ModeSource, Selected, SelectedBy,
+    AnsweredBy, AppliedThresholds, CascadeCheck, Decision, DropReason, Dropped, GateCheck, Metrics,
+    ModeFilter, ModeSource, Selected, SelectedBy,
 };
-use crate::select::HybridInput;
 use crate::kernels;
 use crate::keywords::{Keyword, words};
+use crate::select::HybridInput;
 use crate::{Result, RouteError};
 use lru::LruCache;
 use std::num::NonZeroUsize;
@@ -578,14 +578,15 @@ impl Router {
         };
         let terms = analyze(task);
         let pick_kind = |table: &ItemTable,
-                             items: &[ItemMeta],
-                             pick: Pick<'_>,
-                             override_min: Option<f32>,
-                             scratch: &mut Scratch,
-                             dropped: &mut Vec<Dropped>|
+                         items: &[ItemMeta],
+                         pick: Pick<'_>,
+                         override_min: Option<f32>,
+                         scratch: &mut Scratch,
+                         dropped: &mut Vec<Dropped>|
          -> (Vec<Selected>, Option<GateCheck>) {
             if let Some(e) = vector {
-                let input = HybridInput { embedding: e, space, terms: &terms, soft_mode, override_min };
+                let input =
+                    HybridInput { embedding: e, space, terms: &terms, soft_mode, override_min };
                 let hybrid = self.select_hybrid(
                     table,
                     items,
@@ -716,11 +717,7 @@ impl Router {
         };
         let modes = &self.index.meta().modes;
         match self.index.selection() {
-            Some(sel) => sel
-                .hints
-                .iter()
-                .find(|(h, _)| on(h))
-                .map(|(h, m)| (h.clone(), m.clone())),
+            Some(sel) => sel.hints.iter().find(|(h, _)| on(h)).map(|(h, m)| (h.clone(), m.clone())),
             None => [("interactive", "plan"), ("git_changes", "act")]
                 .into_iter()
                 .find(|(h, m)| on(h) && modes.iter().any(|x| x.name == *m))

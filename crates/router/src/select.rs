@@ -110,7 +110,9 @@ impl Router {
             })
             .collect();
         let mut ranked: Vec<usize> = (0..n).filter(|i| !base_idx.contains(i)).collect();
-        ranked.sort_by(|&a, &b| key(b).total_cmp(&key(a)).then_with(|| items[a].name.cmp(&items[b].name)));
+        ranked.sort_by(|&a, &b| {
+            key(b).total_cmp(&key(a)).then_with(|| items[a].name.cmp(&items[b].name))
+        });
 
         // Each reason reports only the nearest few candidates: a 4,000-tool catalog would
         // otherwise list thousands of drops.

@@ -199,6 +199,9 @@ pub struct AssembleOptions {
     pub root: Option<PathBuf>,
     /// Hint: interactive session.
     pub interactive: bool,
+    /// Hint: the repository has uncommitted changes. `None` detects it from `root` when
+    /// `root` is given and is a git repository (no root given: no hint).
+    pub git_changes: Option<bool>,
 }
 
 /// Git state of the root.
@@ -423,10 +426,15 @@ impl Assembler {
             .unwrap_or_else(|| PathBuf::from("."));
 
         let tr = Instant::now();
+        // Pending changes are a mode hint; read from the root only when the caller named one.
+        let git_changes = options.git_changes.unwrap_or_else(|| {
+            options.root.is_some()
+                && self.cached_git_context(&root).is_some_and(|g| g.summary != "clean")
+        });
         let route_opts = RouteOptions {
             mode: options.mode.clone(),
             interactive: options.interactive,
-            git_changes: false,
+            git_changes,
         };
         let decision = self.router.route(task, &route_opts)?;
         if let Some(r) = &decision.fallback_reason {

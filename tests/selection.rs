@@ -1,0 +1,228 @@
+//! Selection that holds on any catalog (issue 18): a guessed mode never hides a tool, the
+//! semantic mode fallback decides only when the catalog's own examples support it, lexical and
+//! dense scores are fused and shown per pick, a task about nothing in the catalog gets no tool
+//! by score, hints map to the modes the manifest names, and `fit` learns from labelled cases.
+#![allow(clippy::unwrap_used)] // test helpers: a panic is the failure report
+
+mod common;
+
+use common::*;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use switchyard_embed::HashEmbedder;
+use switchyard_router::{
+    DropReason, ModeFilter, ModeSource, RouteOptions, RouterBuilder, SelectedBy,
+};
+
+fn write(dir: &Path, file: &str, text: &str) {
+    std::fs::write(dir.join(file), text).unwrap();
+}
+
+/// A small ops catalog: `observe` is the declared default and has examples; `operate` has one
+/// example, too few for a semantic guess. `restart_service` is offered in `operate` only.
+fn ops_catalog(dir: &Path) -> PathBuf {
+    let m = dir.join("ops");
+    std::fs::create_dir_all(&m).unwrap();
+    write(
+        &m,
+        "modes.toml",
+        r#"
+[[mode]]
+name = "observe"
+default = true
+hints = ["interactive"]
+description = "Look at dashboards, metrics and logs without changing anything."
+examples = ["is the site healthy", "how is the error budget", "show me the latency graph"]
+
+[[mode]]
+name = "operate"
+hints = ["git_changes"]
+description = "Take action on production: restart, scale, roll back."
+examples = ["bring the cluster back up"]
+"#,
+    );
+    write(
+        &m,
+        "tools.toml",
+        r#"
+[[tool]]
+name = "restart_service"
+description = "Restart a systemd unit on a host and wait until it reports healthy."
+modes = ["operate"]
+
+[[tool]]
+name = "query_metrics"
+description = "Query time-series metrics such as CPU, latency percentiles and error rates."
+modes = ["any"]
+
+[[tool]]
+name = "search_logs"
+description = "Search centralised logs by service, time window and text."
+modes = ["any"]
+
+[[tool]]
+name = "scale_deployment"
+description = "Change the replica count of a Kubernetes deployment."
+modes = ["operate"]
+
+[[tool]]
+name = "page_oncall"
+description = "Page the on-call engineer with a summary of an incident."
+modes = ["operate"]
+
+[[tool]]
+name = "rollback_release"
+modes = ["operate"]
+parameters = { type = "object", properties = { service = { type = "string", description = "Service to roll back" }, version = { type = "string", description = "Release tag to go back to" } } }
+"#,
+    );
+    m
+}
+
+#[test]
+fn a_tool_without_a_description_is_a_warning_and_stays_routable() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifests = ops_catalog(dir.path());
+    let catalog = switchyard_manifest::Catalog::load(&manifests).unwrap();
+    let w: Vec<String> = catalog.warnings.iter().map(ToString::to_string).collect();
+    assert!(
+        w.iter().any(|w| w.contains("tool.description: rollback_release has no description")
+            && w.contains("routable by its name and parameters")),
+        "{w:?}"
+    );
+    let tool = catalog.tools.iter().find(|t| t.name == "rollback_release").unwrap();
+    assert_eq!(
+        tool.card(),
+        "rollback release Parameters: service (Service to roll back); version (Release tag to go back to)."
+    );
+    let path = build(&manifests, &HashEmbedder::new(384), dir.path(), "x.idx");
+    let router = RouterBuilder::new(&path).build(Arc::new(HashEmbedder::new(384))).unwrap();
+    let d = router
+        .route("roll back the release of the checkout service", &RouteOptions::default())
+        .unwrap();
+    assert!(d.tool_names().contains(&"rollback_release"), "{:?}", d.tools);
+    let pick = d.tools.iter().find(|t| t.name == "rollback_release").unwrap();
+    let s = pick.signals.unwrap();
+    assert!(s.lexical > 0.0 && (0.0..=1.0).contains(&s.dense) && s.fused > 0.0, "{s:?}");
+}
+
+#[test]
+fn too_few_mode_examples_turn_the_guess_off_and_the_default_mode_only_orders_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifests = ops_catalog(dir.path());
+    let path = build(&manifests, &HashEmbedder::new(384), dir.path(), "x.idx");
+    let index = switchyard_format::Index::open(&path, &Default::default()).unwrap();
+    let sel = index.selection().unwrap();
+    assert_eq!(sel.mode.semantic_margin, None);
+    assert!(sel.mode.note.as_deref().unwrap().contains("operate"), "{:?}", sel.mode.note);
+    assert_eq!(index.meta().default_mode, "observe");
+    drop(index);
+
+    let router = RouterBuilder::new(&path).build(Arc::new(HashEmbedder::new(384))).unwrap();
+    // No keyword, no hint: the default decides, softly. The operate-only tool the task names
+    // is still selected, marked as outside the mode.
+    let d =
+        router.route("restart the systemd unit on host web-3", &RouteOptions::default()).unwrap();
+    assert_eq!(
+        (d.mode.as_str(), d.mode_source, d.mode_filter),
+        ("observe", ModeSource::Default, ModeFilter::Soft)
+    );
+    let pick = d.tools.iter().find(|t| t.name == "restart_service");
+    assert!(pick.is_some_and(|p| p.signals.unwrap().outside_mode), "{:?}", d.tools);
+    // An explicit mode still filters hard.
+    let explicit = RouteOptions { mode: Some("observe".into()), ..RouteOptions::default() };
+    let d = router.route("restart the systemd unit on host web-3", &explicit).unwrap();
+    assert_eq!(d.mode_filter, ModeFilter::Hard);
+    assert!(!d.tool_names().contains(&"restart_service"));
+    assert!(
+        d.dropped.iter().any(|x| x.name == "restart_service" && x.reason == DropReason::WrongMode)
+    );
+    // Hints select the modes the manifest maps them to.
+    let hinted = RouteOptions { git_changes: true, ..RouteOptions::default() };
+    let d = router.route("have a look", &hinted).unwrap();
+    assert_eq!((d.mode.as_str(), d.mode_source), ("operate", ModeSource::Hint));
+    let hinted = RouteOptions { interactive: true, ..RouteOptions::default() };
+    assert_eq!(router.route("have a look", &hinted).unwrap().mode, "observe");
+}
+
+#[test]
+fn mode_manifest_mistakes_name_file_line_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = ops_catalog(dir.path());
+    let modes = std::fs::read_to_string(m.join("modes.toml")).unwrap();
+    write(
+        &m,
+        "modes.toml",
+        &modes.replace("hints = [\"git_changes\"]", "hints = [\"git_changes\"]\ndefault = true"),
+    );
+    let e = switchyard_manifest::Catalog::load(&m).unwrap_err().to_string();
+    assert!(
+        e.contains("modes.toml:")
+            && e.contains("mode.default: observe (line 4) is already the default mode"),
+        "{e}"
+    );
+    write(&m, "modes.toml", &modes.replace("hints = [\"git_changes\"]", "hints = [\"dirty\"]"));
+    let e = switchyard_manifest::Catalog::load(&m).unwrap_err().to_string();
+    assert!(
+        e.contains("mode.hints: \"dirty\" is not a hint; allowed: interactive, git_changes"),
+        "{e}"
+    );
+    std::fs::write(m.join("modes.toml"), b"[[mode]]\nname = \"a\"\ndescription = \"caf\xe9\"\n")
+        .unwrap();
+    let e = switchyard_manifest::Catalog::load(&m).unwrap_err().to_string();
+    assert!(
+        e.contains("modes.toml:3: (file): byte") && e.contains("save the file as UTF-8"),
+        "{e}"
+    );
+}
+
+#[test]
+fn an_off_topic_task_gets_no_tool_by_score_on_the_default_catalog() {
+    let Some(model) = model_or_skip("minilm") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let path = build(&default_catalog(), model.as_ref(), dir.path(), "d.idx");
+    let router = RouterBuilder::new(&path).build(model).unwrap();
+    for task in ["what is the capital of Australia", "write me a haiku about autumn leaves"] {
+        let d = router.route(task, &RouteOptions::default()).unwrap();
+        let gate = d.tool_gate.clone().unwrap();
+        assert!(!gate.open, "{task}: {gate:?}");
+        assert!(d.tools.iter().all(|t| t.by == SelectedBy::Base), "{task}: {:?}", d.tools);
+        assert!(d.dropped.iter().any(|x| x.reason == DropReason::GateClosed));
+    }
+    // An on-topic task opens it, and its picks show both signals.
+    let d = router
+        .route("run the unit tests and show me the failures", &RouteOptions::default())
+        .unwrap();
+    assert!(d.tool_gate.unwrap().open);
+    assert!(d.tools.iter().any(|t| t.name == "run_tests" && t.signals.is_some()), "{:?}", d.tools);
+}
+
+#[test]
+fn fit_learns_from_cases_cross_validated_and_writes_a_copy() {
+    let Some(model) = model_or_skip("minilm") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let path = build(&default_catalog(), model.as_ref(), dir.path(), "d.idx");
+    let before = std::fs::read(&path).unwrap();
+    let out = dir.path().join("fitted.idx");
+    let cfg = switchyard_eval::FitConfig {
+        index: path.clone(),
+        cases: root().join("manifests/cases.jsonl"),
+        out: out.clone(),
+        folds: 5,
+    };
+    let r = switchyard_eval::fit(&cfg, Arc::clone(&model), &switchyard_eval::no_progress).unwrap();
+    assert_eq!(r.cross_validated_before.cases, r.cross_validated_after.cases);
+    assert!(r.cross_validated_before.cases >= 60);
+    // The input is untouched; the copy opens, carries the fitted figures and routes.
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    let fitted = switchyard_format::Index::open(&out, &Default::default()).unwrap();
+    let sel = fitted.selection().unwrap();
+    assert_eq!(sel.tools.source, "fitted");
+    assert_eq!(sel.tools.lexical_weight, r.after.lexical_weight);
+    assert_eq!(sel.mode.semantic_margin, r.after.mode_margin);
+    drop(fitted);
+    let router = RouterBuilder::new(&out).build(model).unwrap();
+    assert!(
+        !router.route("run the unit tests", &RouteOptions::default()).unwrap().tools.is_empty()
+    );
+}
