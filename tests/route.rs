@@ -96,8 +96,14 @@ fn mode_inference_follows_the_cheapest_signal_first() {
     assert_eq!(d.mode, "observe");
     // Other languages, whole words only.
     assert_eq!(router.route("reinicie o nginx agora", &auto()).unwrap().mode, "operate");
-    // No keyword: the semantic fallback over mode examples, from the same embedding ...
+    // No keyword: this catalog's modes have two examples each, too few for a confident
+    // semantic guess (issue 18), so the declared default decides and says why ...
     let d = router.route("how is the error budget looking today", &auto()).unwrap();
+    assert_eq!((d.mode.as_str(), d.mode_source), ("observe", ModeSource::Default));
+    assert!(d.mode_detail.as_deref().unwrap().contains("fewer than 3 examples"), "{d:?}");
+    // ... while a caller-set margin lets the semantic fallback decide, from the same embedding.
+    let guessing = RouterBuilder::new(&path).semantic_margin(Some(0.0)).build(hash()).unwrap();
+    let d = guessing.route("how is the error budget looking today", &auto()).unwrap();
     assert_eq!((d.mode.as_str(), d.mode_source), ("observe", ModeSource::Semantic));
     assert_eq!(d.metrics.embedding_calls, 1);
     // ... and the index's default when nothing clears the mode threshold.

@@ -182,7 +182,7 @@ fn an_off_topic_task_gets_no_tool_by_score_on_the_default_catalog() {
     let dir = tempfile::tempdir().unwrap();
     let path = build(&default_catalog(), model.as_ref(), dir.path(), "d.idx");
     let router = RouterBuilder::new(&path).build(model).unwrap();
-    for task in ["what is the capital of Australia", "write me a haiku about autumn leaves"] {
+    for task in ["what is the capital of Australia", "who won the football world cup in 2010"] {
         let d = router.route(task, &RouteOptions::default()).unwrap();
         let gate = d.tool_gate.clone().unwrap();
         assert!(!gate.open, "{task}: {gate:?}");

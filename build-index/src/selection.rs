@@ -28,7 +28,7 @@ use switchyard_manifest::Catalog;
 
 /// Version of this calibration; bump it whenever the selection section's figures change for
 /// the same catalog and model, so cached and up-to-date checks rebuild.
-pub const BUILDER_VERSION: u32 = 2;
+pub const BUILDER_VERSION: u32 = 3;
 /// Lexical weight when the catalog has too few examples to measure one. Chosen on development
 /// splits only (a tenth of metatool, Seal-Tools' dev split), see `benches/RESULTS.md`: metatool
 /// (paraphrased queries) peaks at 0.2-0.3, Seal-Tools (queries reusing the descriptions' words)
@@ -54,9 +54,10 @@ pub const OWN_QUANTILE: f32 = 0.01;
 /// stand out less (measured on Seal-Tools dev: the 1st percentile of its cards' peaks still
 /// shut out 15% of its queries; one deviation lower, 1%).
 pub const GATE_SLACK: f32 = 1.0;
-/// Catalogs with fewer items keep their gate open (a spread of two or three scores says
-/// nothing).
-pub const MIN_GATED_ITEMS: usize = 5;
+/// Catalogs with fewer items keep their gate open: among `n` items no standard score can
+/// exceed `sqrt(n - 1)`, so a small catalog's peaks have no room to separate on- from
+/// off-topic (and it costs little to offer its tools).
+pub const MIN_GATED_ITEMS: usize = 20;
 /// Share of a task's term weight one item must match to open the gate on words alone.
 pub const LEXICAL_GATE: f32 = 0.6;
 /// Per-item floor once the gate is open: above the task's mean item, or sharing a term.

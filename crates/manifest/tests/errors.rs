@@ -124,12 +124,23 @@ fn missing_base_tools_are_errors() {
 }
 
 #[test]
-fn empty_descriptions_are_errors() {
-    let e =
-        err(&[("tools.toml", "[[tool]]\nname = \"a\"\ndescription = \"  \"\nmodes = [\"any\"]\n")]);
+fn an_empty_tool_description_warns_and_an_empty_skill_description_is_an_error() {
+    // MCP servers ship tools without descriptions: the tool loads, routable by its name.
+    let dir = folder(&[(
+        "tools.toml",
+        "[[tool]]\nname = \"a\"\ndescription = \"  \"\nmodes = [\"any\"]\n",
+    )]);
+    let c = Catalog::load(dir.path()).unwrap();
+    let w = c.warnings[0].to_string().replace(&dir.path().display().to_string(), "DIR");
+    assert_eq!(
+        w,
+        "DIR/tools.toml:2: warning: tool.description: a has no description; it stays routable by its name, but one sentence saying what it does routes far better"
+    );
+    let skills = "[[skill]]\nname = \"s\"\ndescription = \" \"\nmodes = [\"any\"]\n";
+    let e = err(&[("tools.toml", TOOLS), ("modes.toml", MODES), ("skills.toml", skills)]);
     assert_eq!(
         e,
-        "DIR/tools.toml:3: tool.description: must not be empty; write one or two sentences saying what it does"
+        "DIR/skills.toml:3: skill.description: must not be empty; write one or two sentences saying what it does"
     );
 }
 
