@@ -217,7 +217,7 @@ pub fn fit(a: FitArgs) -> Result<()> {
     );
     println!(
         "{:<24}{:>12.3}{:>12.3}",
-        "gate (calibrated z)", report.before.gate_z, report.after.gate_z
+        "tool gate (peak z)", report.before.gate_z, report.after.gate_z
     );
     println!(
         "{:<24}{:>12}{:>12}",

@@ -4,8 +4,8 @@
 //! What is learned, and how (each on the training folds only):
 //! - **Lexical weight**: the weight of the build-time grid with the best tool recall@3 (ties go
 //!   to the weight nearest the index's).
-//! - **Tool gate**: lowered, never raised, to the 3rd percentile of the cases' best calibrated
-//!   dense score, so tasks like the cases are not shut out; with negative cases (`"tools": []`)
+//! - **Tool gate**: lowered, never raised, to the 3rd percentile of the cases' peaks (the best
+//!   tool's standard score among all tools), so tasks like the cases are not shut out; with negative cases (`"tools": []`)
 //!   the gate that best separates the two sides while keeping 95% of the positives.
 //! - **Mode margin**: over the cases the semantic step reaches (no explicit mode, hint or
 //!   keyword), the margin with the best mode accuracy, the default mode answering below it;
@@ -46,7 +46,7 @@ pub struct FitConfig {
 pub struct FitParams {
     /// Lexical weight of tools and skills.
     pub lexical_weight: f32,
-    /// Tool and skill gate (calibrated dense scale).
+    /// Tool gate (standard-score scale; skills keep theirs).
     pub gate_z: f32,
     /// Semantic mode margin (`None`: the fallback is off).
     pub mode_margin: Option<f32>,
@@ -171,7 +171,7 @@ impl Fitter<'_> {
         }
         let lexical_weight = best.1;
 
-        // Gate: from the best calibrated dense score the cases reach.
+        // Gate: from the peaks (best standard scores) the cases reach.
         let probe = FitParams { lexical_weight, ..*start };
         let decisions = self.decide(&self.router(&probe)?, cases)?;
         let best_z = |d: &Decision| d.tool_gate.as_ref().map_or(0.0, |g| g.best_z);
@@ -284,9 +284,9 @@ pub fn fit(
     let after = fitter.fit(&before, &cases.iter().collect::<Vec<_>>())?;
 
     let mut fitted = selection;
+    fitted.tools.gate_z = after.gate_z;
     for kind in [&mut fitted.tools, &mut fitted.skills] {
         kind.lexical_weight = after.lexical_weight;
-        kind.gate_z = after.gate_z;
         kind.source = "fitted".into();
     }
     fitted.mode.semantic_margin = after.mode_margin;

@@ -50,7 +50,7 @@ pub(crate) struct RouterConfig {
     cascade_margin: Option<f32>,
     /// Override of the index's lexical weight (both kinds; hybrid indexes).
     pub(crate) lexical_weight: Option<f32>,
-    /// Override of the index's tool and skill gates (calibrated dense scale).
+    /// Override of the index's tool gate (standard-score scale).
     pub(crate) gate_z: Option<f32>,
     /// Override of the semantic mode margin (`f32::INFINITY` turns the fallback off).
     pub(crate) semantic_margin: Option<f32>,
@@ -144,8 +144,9 @@ impl RouterBuilder {
     setter!(/// Overrides the index's lexical weight in the fused score, 0..=1 (0 ranks by the
         /// embedding alone; hybrid indexes only).
         lexical_weight: Option<f32> => lexical_weight);
-    setter!(/// Overrides the index's gates (the best item's calibrated dense score that makes a
-        /// task about the catalog; hybrid indexes only).
+    setter!(/// Overrides the index's tool gate: the standard score among the task's tools the
+        /// best tool must reach for the task to count as about the catalog (hybrid indexes
+        /// only; skills keep their own gate).
         gate_z: Option<f32> => gate_z);
     setter!(/// Overrides the lead the semantic mode fallback needs over the runner-up mode
         /// (`f32::INFINITY` turns it off; hybrid indexes only).

@@ -63,7 +63,10 @@ impl Router {
         // Lexical, then the fusion.
         scorer.score(lexical, input.terms, &mut scratch.lexical);
         let weight = self.config.lexical_weight.unwrap_or(fusion.lexical_weight);
-        let gate_z = self.config.gate_z.unwrap_or(fusion.gate_z);
+        let gate_z = match table.kind {
+            SectionKind::Tools => self.config.gate_z.unwrap_or(fusion.gate_z),
+            _ => fusion.gate_z,
+        };
         fuse_into(&scratch.cosines, &scratch.lexical.bm25, weight, &mut scratch.fused);
         let finite_z: Vec<f32> =
             scratch.z.iter().map(|&z| if z.is_finite() { z } else { f32::MIN }).collect();
