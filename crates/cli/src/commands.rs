@@ -234,12 +234,16 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
                 ("tools", &sel.tools, &sel.tools_lexical),
                 ("skills", &sel.skills, &sel.skills_lexical),
             ] {
+                // Catalogs too small to gate store the lowest finite gate: always open.
+                let gate = if f.gate_z <= f32::MIN / 2.0 {
+                    "gate always open (too few items to gate)".to_string()
+                } else {
+                    format!("gate z {:.2} or lexical {:.2}", f.gate_z, f.lexical_gate)
+                };
                 println!(
-                    "hybrid     {what}: lexical weight {:.2} ({}), gate z {:.2} or lexical {:.2}, {} terms",
+                    "hybrid     {what}: lexical weight {:.2} ({}), {gate}, {} terms",
                     f.lexical_weight,
                     f.source,
-                    f.gate_z,
-                    f.lexical_gate,
                     lex.terms.len()
                 );
             }
