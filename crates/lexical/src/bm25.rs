@@ -98,11 +98,12 @@ impl Bm25Scorer {
         out.matched.clear();
         out.matched.resize(n, 0.0);
         out.query_mass = 0.0;
-        for (i, t) in terms.iter().enumerate() {
-            // Distinct terms only: a repeated word is not more evidence.
-            if terms[..i].contains(t) {
-                continue;
-            }
+        // Distinct terms only: a repeated word is not more evidence. Sorted, so a long text
+        // costs n log n, not n^2.
+        let mut distinct: Vec<&String> = terms.iter().collect();
+        distinct.sort_unstable();
+        distinct.dedup();
+        for t in distinct {
             let Ok(at) = meta.terms.binary_search(t) else {
                 out.query_mass += self.unknown_idf;
                 continue;

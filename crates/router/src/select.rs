@@ -68,8 +68,11 @@ impl Router {
             _ => fusion.gate_z,
         };
         fuse_into(&scratch.cosines, &scratch.lexical.bm25, weight, &mut scratch.fused);
-        let finite_z: Vec<f32> =
-            scratch.z.iter().map(|&z| if z.is_finite() { z } else { f32::MIN }).collect();
+        // Items with no rows at all score the lowest finite value (never NaN in comparisons).
+        for z in scratch.z.iter_mut().filter(|z| !z.is_finite()) {
+            *z = f32::MIN;
+        }
+        let finite_z = &scratch.z;
         let mass = scratch.lexical.query_mass;
         let share = |i: usize| if mass > 0.0 { scratch.lexical.matched[i] / mass } else { 0.0 };
 
