@@ -226,3 +226,27 @@ fn fit_learns_from_cases_cross_validated_and_writes_a_copy() {
         !router.route("run the unit tests", &RouteOptions::default()).unwrap().tools.is_empty()
     );
 }
+
+#[test]
+fn an_index_from_another_analyser_version_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifests = ops_catalog(dir.path());
+    let path = build(&manifests, &HashEmbedder::new(384), dir.path(), "x.idx");
+    let index = switchyard_format::Index::open(&path, &Default::default()).unwrap();
+    let mut sel = index.selection().unwrap().clone();
+    sel.tools_lexical.analyzer_version = 99;
+    let mut w = switchyard_format::IndexWriter::from_index(&index).unwrap();
+    w.selection(&sel).unwrap();
+    let other = dir.path().join("other.idx");
+    w.write(&other).unwrap();
+    let e = RouterBuilder::new(&other).build(Arc::new(HashEmbedder::new(384))).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "index {}: its lexical statistics come from analyser version 99, this build analyses \
+             tasks with version {}; rebuild it with switchyard build-index",
+            other.display(),
+            switchyard_lexical::ANALYZER_VERSION
+        )
+    );
+}

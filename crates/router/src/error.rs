@@ -23,6 +23,19 @@ pub enum RouteError {
         /// Its fingerprint.
         fingerprint: String,
     },
+    /// The index's lexical statistics were made by another analyser version.
+    #[error(
+        "index {path}: its lexical statistics come from analyser version {found}, this build \
+         analyses tasks with version {expected}; rebuild it with switchyard build-index"
+    )]
+    AnalyzerMismatch {
+        /// The index.
+        path: PathBuf,
+        /// The version in the index.
+        found: u32,
+        /// This build's version.
+        expected: u32,
+    },
     /// A configuration value is out of range.
     #[error("router config: {field}: {message}")]
     Config {

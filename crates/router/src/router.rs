@@ -197,6 +197,17 @@ impl RouterBuilder {
                 fingerprint: info.fingerprint.to_hex(),
             });
         }
+        if let Some(sel) = index.selection() {
+            for found in [sel.tools_lexical.analyzer_version, sel.skills_lexical.analyzer_version] {
+                if found != switchyard_lexical::ANALYZER_VERSION {
+                    return Err(RouteError::AnalyzerMismatch {
+                        path: self.path.clone(),
+                        found,
+                        expected: switchyard_lexical::ANALYZER_VERSION,
+                    });
+                }
+            }
+        }
         Router::from_index(index, embedder, c.clone())
     }
 }
