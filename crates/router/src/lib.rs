@@ -34,6 +34,7 @@ pub use crate::error::{Result, RouteError};
 pub use crate::router::{RouteOptions, Router, RouterBuilder, Scratch};
 pub use crate::screen::{ScreenEntry, ScreenReport, Verdict};
 
+mod cascade;
 mod decision;
 mod error;
 pub mod kernels;

@@ -1,4 +1,6 @@
-//! The semantic fallback of mode inference: it decides only when confident.
+//! Mode inference after an explicit mode: context hints (mapped to modes by the manifest),
+//! keyword rules, the chit-chat short cut, and the semantic fallback, which decides only when
+//! confident.
 //!
 //! On an index with a selection section, the best mode must lead the runner-up by the margin
 //! measured at build time in leave-one-out over the catalog's own mode examples (where that
@@ -8,7 +10,8 @@
 
 use crate::decision::SemanticCheck;
 use crate::kernels;
-use crate::router::{Router, Scratch, Space};
+use crate::keywords::words;
+use crate::router::{RouteOptions, Router, Scratch, Space};
 use switchyard_format::SectionKind;
 
 /// The semantic step's look at the modes: the best mode, and whether it may decide.
@@ -93,4 +96,118 @@ impl Router {
         };
         Some(SemanticMode { mode: top, check })
     }
+
+    /// The mode a context hint selects: from the index's selection section (declared in the
+    /// modes manifest); older indexes map interactive -> plan and git_changes -> act.
+    pub(crate) fn hint_mode(&self, options: &RouteOptions) -> Option<(String, String)> {
+        let on = |hint: &str| match hint {
+            "interactive" => options.interactive,
+            "git_changes" => options.git_changes,
+            _ => false,
+        };
+        let modes = &self.index.meta().modes;
+        match self.index.selection() {
+            Some(sel) => sel.hints.iter().find(|(h, _)| on(h)).map(|(h, m)| (h.clone(), m.clone())),
+            None => [("interactive", "plan"), ("git_changes", "act")]
+                .into_iter()
+                .find(|(h, m)| on(h) && modes.iter().any(|x| x.name == *m))
+                .map(|(h, m)| (h.to_string(), m.to_string())),
+        }
+    }
+
+    /// Chit-chat: a known greeting or thanks, or a very short text with no task signal.
+    pub(crate) fn is_chitchat(&self, task: &str, lower: &str, has_keyword: bool) -> bool {
+        let trimmed: String = lower.trim().trim_matches(|c: char| !c.is_alphanumeric()).to_string();
+        if trimmed.is_empty() {
+            return true;
+        }
+        if CHITCHAT.contains(&trimmed.as_str()) {
+            return true;
+        }
+        // A CJK character carries about a word ("运行单元测试" is "run the unit tests"), so it
+        // weighs as three letters here.
+        let weight: usize = task.trim().chars().map(|c| if is_cjk(c) { 3 } else { 1 }).sum();
+        let short = weight < 10;
+        if !short || has_keyword {
+            return false;
+        }
+        // A short text naming a tool ("git status", "ls src") is a task.
+        let ws = words(task);
+        let names_a_tool = self
+            .tools
+            .words
+            .iter()
+            .any(|tw| ws.iter().any(|(_, w)| w.len() >= 3 && tw.contains(w)));
+        !names_a_tool
+    }
+
+    /// The earliest keyword match across modes; ties go to the mode listed first.
+    pub(crate) fn keyword_mode(
+        &self,
+        lower: &str,
+        task_words: &[(usize, String)],
+    ) -> Option<(usize, String)> {
+        let mut best: Option<(usize, usize, String)> = None;
+        for (m, kws) in self.mode_keywords.iter().enumerate() {
+            for k in kws {
+                if let Some(at) = k.find(lower, task_words)
+                    && best.as_ref().is_none_or(|b| at < b.0)
+                {
+                    best = Some((at, m, k.text.clone()));
+                }
+            }
+        }
+        best.map(|(_, m, k)| (m, k))
+    }
+}
+
+const CHITCHAT: &[&str] = &[
+    "hi",
+    "hello",
+    "hey",
+    "yo",
+    "thanks",
+    "thank you",
+    "thx",
+    "ty",
+    "ok",
+    "okay",
+    "cool",
+    "nice",
+    "great",
+    "bye",
+    "good morning",
+    "good night",
+    "good evening",
+    "how are you",
+    "olá",
+    "oi",
+    "obrigado",
+    "obrigada",
+    "valeu",
+    "bom dia",
+    "boa tarde",
+    "tchau",
+    "merci",
+    "bonjour",
+    "salut",
+    "bonsoir",
+    "hola",
+    "gracias",
+    "buenos días",
+    "adiós",
+    "danke",
+    "hallo",
+    "tschüss",
+    "ciao",
+    "grazie",
+    "buongiorno",
+    "こんにちは",
+    "ありがとう",
+    "你好",
+    "谢谢",
+];
+
+fn is_cjk(c: char) -> bool {
+    matches!(c as u32, 0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF)
 }

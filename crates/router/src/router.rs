@@ -1,18 +1,19 @@
+use crate::cascade::applied;
 use crate::decision::{
-    AnsweredBy, AppliedThresholds, CascadeCheck, Decision, DropReason, Dropped, GateCheck, Metrics,
-    ModeFilter, ModeSource, Selected, SelectedBy,
+    AnsweredBy, AppliedThresholds, Decision, Dropped, GateCheck, Metrics, ModeFilter, ModeSource,
+    Selected,
 };
-use crate::kernels;
 use crate::keywords::{Keyword, words};
 use crate::select::HybridInput;
+use crate::select::{Signal, is_content_word};
 use crate::{Result, RouteError};
 use lru::LruCache;
 use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use switchyard_embed::{Embedder, StaticTable};
-use switchyard_format::{Index, ItemMeta, MatrixView, OpenOptions, SectionKind, Thresholds};
+use switchyard_embed::Embedder;
+use switchyard_format::{Index, ItemMeta, MatrixView, OpenOptions, SectionKind};
 use switchyard_lexical::{Bm25Scorer, Fused, LexicalScores, analyze};
 
 /// Router settings. Every default is a setting, not a constant in code.
@@ -42,12 +43,12 @@ pub(crate) struct RouterConfig {
     /// Verify payload checksums on open.
     verify: bool,
     /// Whether the cascade may answer from the index's static table.
-    cascade: bool,
+    pub(crate) cascade: bool,
     /// Rank every item by score, thresholds ignored (evaluation).
     pub(crate) rank_all: bool,
     /// Overrides of the index's cascade settings.
-    cascade_min_coverage: Option<f32>,
-    cascade_margin: Option<f32>,
+    pub(crate) cascade_min_coverage: Option<f32>,
+    pub(crate) cascade_margin: Option<f32>,
     /// Override of the index's lexical weight (both kinds; hybrid indexes).
     pub(crate) lexical_weight: Option<f32>,
     /// Override of the index's tool gate (standard-score scale).
@@ -222,7 +223,7 @@ pub(crate) struct ItemTable {
     /// Per item: the set of mode indices it is offered in (`None` = any).
     pub(crate) modes: Vec<Option<Vec<usize>>>,
     /// Lowercase words of name and description, for the fail-open keyword match.
-    words: Vec<Vec<String>>,
+    pub(crate) words: Vec<Vec<String>>,
     /// The lexical scorer (indexes with a selection section).
     pub(crate) bm25: Option<Bm25Scorer>,
 }
@@ -236,35 +237,12 @@ pub(crate) enum Space {
     Static,
 }
 
-/// What selection scores against: a task embedding, or (fail-open) its content words.
-enum Signal<'a> {
-    Embedding(&'a [f32], Space),
-    Words(&'a [String]),
-}
-
 /// The per-kind settings of one selection.
 pub(crate) struct Pick<'a> {
     pub(crate) base: &'a [String],
     pub(crate) mode: Option<usize>,
     pub(crate) min: f32,
     pub(crate) cap: usize,
-}
-
-/// Words too common to count as a keyword match in the fail-open path.
-const STOPWORDS: &[&str] = &[
-    "the", "and", "for", "with", "this", "that", "from", "into", "please", "can", "you", "our",
-    "all", "are", "was", "what", "how", "why", "when", "where", "which", "who", "not", "but",
-    "have", "has", "make", "let", "its", "out", "about", "some", "any", "una", "uno", "los", "las",
-    "del", "que", "por", "para", "com", "uma", "dos", "das", "não", "les", "des", "une", "pour",
-    "avec", "dans", "der", "die", "das", "und", "mit", "den", "ein", "eine",
-];
-
-fn is_cjk(c: char) -> bool {
-    matches!(c as u32, 0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF)
-}
-
-fn is_content_word(w: &str) -> bool {
-    w.chars().count() >= 3 && !STOPWORDS.contains(&w)
 }
 
 /// Per-call buffers, reused across calls on one thread.
@@ -294,11 +272,11 @@ pub struct RouteOptions {
 /// Routes tasks against one index with one embedder. `Send + Sync`: share it across threads.
 pub struct Router {
     pub(crate) index: Index,
-    embedder: Arc<dyn Embedder>,
+    pub(crate) embedder: Arc<dyn Embedder>,
     pub(crate) config: RouterConfig,
-    tools: ItemTable,
-    skills: ItemTable,
-    mode_keywords: Vec<Vec<Keyword>>,
+    pub(crate) tools: ItemTable,
+    pub(crate) skills: ItemTable,
+    pub(crate) mode_keywords: Vec<Vec<Keyword>>,
     pub(crate) mode_row_owner: Vec<u32>,
     cache: Option<Mutex<LruCache<String, Arc<[f32]>>>>,
 }
@@ -311,53 +289,6 @@ impl std::fmt::Debug for Router {
             .finish_non_exhaustive()
     }
 }
-
-const CHITCHAT: &[&str] = &[
-    "hi",
-    "hello",
-    "hey",
-    "yo",
-    "thanks",
-    "thank you",
-    "thx",
-    "ty",
-    "ok",
-    "okay",
-    "cool",
-    "nice",
-    "great",
-    "bye",
-    "good morning",
-    "good night",
-    "good evening",
-    "how are you",
-    "olá",
-    "oi",
-    "obrigado",
-    "obrigada",
-    "valeu",
-    "bom dia",
-    "boa tarde",
-    "tchau",
-    "merci",
-    "bonjour",
-    "salut",
-    "bonsoir",
-    "hola",
-    "gracias",
-    "buenos días",
-    "adiós",
-    "danke",
-    "hallo",
-    "tschüss",
-    "ciao",
-    "grazie",
-    "buongiorno",
-    "こんにちは",
-    "ありがとう",
-    "你好",
-    "谢谢",
-];
 
 impl Router {
     fn from_index(index: Index, embedder: Arc<dyn Embedder>, config: RouterConfig) -> Result<Self> {
@@ -668,75 +599,6 @@ impl Router {
         self.cache.as_ref()?.lock().ok()?.peek(task).cloned()
     }
 
-    /// The cascade's first step: the task's static embedding and whether it is decisive. `None`
-    /// when the cascade is off, the index has no static table or the embedder no vocabulary.
-    ///
-    /// Decisive means: the table knows most of the task's pieces (unknown pieces carry no
-    /// evidence, so a task with many of them could be about anything), the best tool clears
-    /// the static tool threshold, and it leads the next tool by a fixed share of the static
-    /// space's related-unrelated spread (scale-free, so right for every model).
-    fn cascade_check(&self, task: &str, scratch: &mut Scratch) -> Option<(Vec<f32>, CascadeCheck)> {
-        if !self.config.cascade {
-            return None;
-        }
-        let space = self.index.static_space()?;
-        let pieces = self.embedder.piece_ids(task).ok()??;
-        let meta = space.meta;
-        let p = &space.pieces;
-        let table = StaticTable::new(
-            &meta.piece_ids,
-            &meta.piece_weights,
-            p.as_padded(),
-            p.dim(),
-            p.stride(),
-        )?;
-        let mut v = vec![0f32; p.dim()];
-        let coverage = table.embed_into(&pieces, &mut v).share();
-        let (top, lead) = top_two(&space.tools, &self.tools.row_owner, &v, scratch);
-        let t = &meta.thresholds;
-        let min_coverage = self.config.cascade_min_coverage.unwrap_or(meta.min_coverage);
-        let min_lead = self.config.cascade_margin.unwrap_or(meta.margin)
-            * (t.related_mean - t.unrelated_mean).max(0.0);
-        // Skills must be as clear: either no skill comes close, or one leads as a tool must.
-        // Without this the static space's weaker skill ranking cost skill recall on the cases.
-        let (skill_top, skill_lead) = top_two(&space.skills, &self.skills.row_owner, &v, scratch);
-        let skills_clear = skill_top.0 < t.skill_min || skill_lead >= min_lead;
-        let accepted = top.1.is_some()
-            && coverage >= min_coverage
-            && top.0 >= t.tool_min
-            && lead >= min_lead
-            && skills_clear;
-        let check = CascadeCheck {
-            coverage,
-            min_coverage,
-            top_tool: top.1.map(|i| self.index.meta().tools[i].name.clone()),
-            top_score: if top.0.is_finite() { top.0 } else { 0.0 },
-            lead,
-            min_lead,
-            skills_clear,
-            accepted,
-        };
-        Some((v, check))
-    }
-
-    /// The mode a context hint selects: from the index's selection section (declared in the
-    /// modes manifest); older indexes map interactive -> plan and git_changes -> act.
-    fn hint_mode(&self, options: &RouteOptions) -> Option<(String, String)> {
-        let on = |hint: &str| match hint {
-            "interactive" => options.interactive,
-            "git_changes" => options.git_changes,
-            _ => false,
-        };
-        let modes = &self.index.meta().modes;
-        match self.index.selection() {
-            Some(sel) => sel.hints.iter().find(|(h, _)| on(h)).map(|(h, m)| (h.clone(), m.clone())),
-            None => [("interactive", "plan"), ("git_changes", "act")]
-                .into_iter()
-                .find(|(h, m)| on(h) && modes.iter().any(|x| x.name == *m))
-                .map(|(h, m)| (h.to_string(), m.to_string())),
-        }
-    }
-
     pub(crate) fn matrix_of(&self, kind: SectionKind, space: Space) -> MatrixView<'_> {
         match (space, self.index.static_space()) {
             (Space::Static, Some(st)) => match kind {
@@ -746,47 +608,6 @@ impl Router {
             },
             _ => self.index.matrix(kind),
         }
-    }
-
-    /// Chit-chat: a known greeting or thanks, or a very short text with no task signal.
-    fn is_chitchat(&self, task: &str, lower: &str, has_keyword: bool) -> bool {
-        let trimmed: String = lower.trim().trim_matches(|c: char| !c.is_alphanumeric()).to_string();
-        if trimmed.is_empty() {
-            return true;
-        }
-        if CHITCHAT.contains(&trimmed.as_str()) {
-            return true;
-        }
-        // A CJK character carries about a word ("运行单元测试" is "run the unit tests"), so it
-        // weighs as three letters here.
-        let weight: usize = task.trim().chars().map(|c| if is_cjk(c) { 3 } else { 1 }).sum();
-        let short = weight < 10;
-        if !short || has_keyword {
-            return false;
-        }
-        // A short text naming a tool ("git status", "ls src") is a task.
-        let ws = words(task);
-        let names_a_tool = self
-            .tools
-            .words
-            .iter()
-            .any(|tw| ws.iter().any(|(_, w)| w.len() >= 3 && tw.contains(w)));
-        !names_a_tool
-    }
-
-    /// The earliest keyword match across modes; ties go to the mode listed first.
-    fn keyword_mode(&self, lower: &str, task_words: &[(usize, String)]) -> Option<(usize, String)> {
-        let mut best: Option<(usize, usize, String)> = None;
-        for (m, kws) in self.mode_keywords.iter().enumerate() {
-            for k in kws {
-                if let Some(at) = k.find(lower, task_words)
-                    && best.as_ref().is_none_or(|b| at < b.0)
-                {
-                    best = Some((at, m, k.text.clone()));
-                }
-            }
-        }
-        best.map(|(_, m, k)| (m, k))
     }
 
     /// Gets the task's embedding from the cache or the model, within the time budget.
@@ -852,151 +673,10 @@ impl Router {
         }
     }
 
-    fn select(
-        &self,
-        table: &ItemTable,
-        items: &[ItemMeta],
-        pick: Pick<'_>,
-        signal: &Signal<'_>,
-        scratch: &mut Scratch,
-        dropped: &mut Vec<Dropped>,
-    ) -> Vec<Selected> {
-        let Pick { base, mode, min, cap } = pick;
-        let n = items.len();
-        // Per item: best score and its row.
-        let mut best: Vec<(f32, u32)> = vec![(f32::NEG_INFINITY, 0); n];
-        let (by, min) = match signal {
-            Signal::Embedding(e, space) => {
-                let min = if self.config.rank_all { f32::NEG_INFINITY } else { min };
-                let matrix = self.matrix_of(table.kind, *space);
-                kernels::scores_into(&matrix, e, &mut scratch.row_scores);
-                for (row, &s) in scratch.row_scores.iter().enumerate() {
-                    let owner = table.row_owner[row] as usize;
-                    if s > best[owner].0 {
-                        best[owner] = (s, row as u32);
-                    }
-                }
-                (SelectedBy::Semantic, min)
-            }
-            Signal::Words(task) => {
-                // Fail-open: the share of the task's content words found in the item's name
-                // and description; any overlap qualifies.
-                for (i, item_words) in table.words.iter().enumerate() {
-                    let hits = task.iter().filter(|w| item_words.contains(w)).count();
-                    if hits > 0 {
-                        best[i] = (hits as f32 / task.len() as f32, items[i].first_row);
-                    }
-                }
-                (SelectedBy::Keyword, f32::MIN_POSITIVE)
-            }
-        };
-        let in_mode = |i: usize| match (&table.modes[i], mode) {
-            (None, _) | (_, None) => true,
-            (Some(ms), Some(m)) => ms.contains(&m),
-        };
-        let base_idx: Vec<usize> =
-            base.iter().filter_map(|b| items.iter().position(|it| &it.name == b)).collect();
-        let mut out: Vec<Selected> = base_idx
-            .iter()
-            .map(|&i| self.selected(table, items, i, best[i], SelectedBy::Base))
-            .collect();
-        let mut ranked: Vec<usize> = (0..n).filter(|i| !base_idx.contains(i)).collect();
-        ranked.sort_by(|&a, &b| {
-            best[b].0.total_cmp(&best[a].0).then_with(|| items[a].name.cmp(&items[b].name))
-        });
-        let mut picked = 0;
-        let mut misses = 0;
-        for i in ranked {
-            let score = best[i].0;
-            let drop = |reason| Dropped {
-                name: items[i].name.clone(),
-                kind: table.label,
-                score: if score.is_finite() { score } else { 0.0 },
-                reason,
-            };
-            if score < min || !score.is_finite() {
-                if misses < self.config.near_misses && score.is_finite() {
-                    dropped.push(drop(DropReason::BelowThreshold));
-                    misses += 1;
-                }
-                continue;
-            }
-            if !in_mode(i) {
-                dropped.push(drop(DropReason::WrongMode));
-                continue;
-            }
-            if picked >= self.config.max_results {
-                dropped.push(drop(DropReason::OverMaxResults));
-                continue;
-            }
-            picked += 1;
-            if out.len() >= cap {
-                dropped.push(drop(DropReason::OverCap));
-                continue;
-            }
-            out.push(self.selected(table, items, i, best[i], by));
-        }
-        out.truncate(cap);
-        out
-    }
-
-    pub(crate) fn selected(
-        &self,
-        table: &ItemTable,
-        items: &[ItemMeta],
-        i: usize,
-        (score, row): (f32, u32),
-        by: SelectedBy,
-    ) -> Selected {
-        let (score, row) = if score.is_finite() { (score, row) } else { (0.0, items[i].first_row) };
-        Selected {
-            name: items[i].name.clone(),
-            score,
-            by,
-            matched_row: row - items[i].first_row,
-            matched_text: self.index.row_text(table.kind, row as usize).to_string(),
-            signals: None,
-        }
-    }
-
     /// The fingerprint-checked path of the index.
     pub fn path(&self) -> &Path {
         self.index.path()
     }
-}
-
-/// The best item (score, index) of a matrix whose rows belong to items, and its lead over the
-/// next item (0 with a single item).
-fn top_two(
-    matrix: &MatrixView<'_>,
-    row_owner: &[u32],
-    v: &[f32],
-    scratch: &mut Scratch,
-) -> ((f32, Option<usize>), f32) {
-    kernels::scores_into(matrix, v, &mut scratch.row_scores);
-    let items = row_owner.iter().map(|&o| o as usize + 1).max().unwrap_or(0);
-    let mut best = vec![f32::NEG_INFINITY; items];
-    for (row, &s) in scratch.row_scores.iter().enumerate() {
-        let owner = row_owner[row] as usize;
-        best[owner] = best[owner].max(s);
-    }
-    let (mut top, mut second) = ((f32::NEG_INFINITY, None), f32::NEG_INFINITY);
-    for (i, &s) in best.iter().enumerate() {
-        if s > top.0 {
-            second = top.0;
-            top = (s, Some(i));
-        } else if s > second {
-            second = s;
-        }
-    }
-    let lead = if second.is_finite() && top.0.is_finite() { top.0 - second } else { 0.0 };
-    (top, lead)
-}
-
-/// The thresholds of a static space as applied (the router's overrides are on the model's
-/// scale, so they do not apply to it).
-fn applied(t: &Thresholds) -> AppliedThresholds {
-    AppliedThresholds { tool_min: t.tool_min, skill_min: t.skill_min, mode_min: t.mode_min }
 }
 
 fn ms(t: Instant) -> f64 {

@@ -176,3 +176,133 @@ impl Router {
         Some((out, gate))
     }
 }
+
+/// What selection scores against: a task embedding, or (fail-open) its content words.
+pub(crate) enum Signal<'a> {
+    Embedding(&'a [f32], Space),
+    Words(&'a [String]),
+}
+
+/// Words too common to count as a keyword match in the fail-open path.
+const STOPWORDS: &[&str] = &[
+    "the", "and", "for", "with", "this", "that", "from", "into", "please", "can", "you", "our",
+    "all", "are", "was", "what", "how", "why", "when", "where", "which", "who", "not", "but",
+    "have", "has", "make", "let", "its", "out", "about", "some", "any", "una", "uno", "los", "las",
+    "del", "que", "por", "para", "com", "uma", "dos", "das", "não", "les", "des", "une", "pour",
+    "avec", "dans", "der", "die", "das", "und", "mit", "den", "ein", "eine",
+];
+
+pub(crate) fn is_content_word(w: &str) -> bool {
+    w.chars().count() >= 3 && !STOPWORDS.contains(&w)
+}
+
+/// Selection on indexes without a selection section (cosine thresholds, hard mode filter) and
+/// on the fail-open path (word overlap when the embedder failed).
+impl Router {
+    pub(crate) fn select(
+        &self,
+        table: &ItemTable,
+        items: &[ItemMeta],
+        pick: Pick<'_>,
+        signal: &Signal<'_>,
+        scratch: &mut Scratch,
+        dropped: &mut Vec<Dropped>,
+    ) -> Vec<Selected> {
+        let Pick { base, mode, min, cap } = pick;
+        let n = items.len();
+        // Per item: best score and its row.
+        let mut best: Vec<(f32, u32)> = vec![(f32::NEG_INFINITY, 0); n];
+        let (by, min) = match signal {
+            Signal::Embedding(e, space) => {
+                let min = if self.config.rank_all { f32::NEG_INFINITY } else { min };
+                let matrix = self.matrix_of(table.kind, *space);
+                kernels::scores_into(&matrix, e, &mut scratch.row_scores);
+                for (row, &s) in scratch.row_scores.iter().enumerate() {
+                    let owner = table.row_owner[row] as usize;
+                    if s > best[owner].0 {
+                        best[owner] = (s, row as u32);
+                    }
+                }
+                (SelectedBy::Semantic, min)
+            }
+            Signal::Words(task) => {
+                // Fail-open: the share of the task's content words found in the item's name
+                // and description; any overlap qualifies.
+                for (i, item_words) in table.words.iter().enumerate() {
+                    let hits = task.iter().filter(|w| item_words.contains(w)).count();
+                    if hits > 0 {
+                        best[i] = (hits as f32 / task.len() as f32, items[i].first_row);
+                    }
+                }
+                (SelectedBy::Keyword, f32::MIN_POSITIVE)
+            }
+        };
+        let in_mode = |i: usize| match (&table.modes[i], mode) {
+            (None, _) | (_, None) => true,
+            (Some(ms), Some(m)) => ms.contains(&m),
+        };
+        let base_idx: Vec<usize> =
+            base.iter().filter_map(|b| items.iter().position(|it| &it.name == b)).collect();
+        let mut out: Vec<Selected> = base_idx
+            .iter()
+            .map(|&i| self.selected(table, items, i, best[i], SelectedBy::Base))
+            .collect();
+        let mut ranked: Vec<usize> = (0..n).filter(|i| !base_idx.contains(i)).collect();
+        ranked.sort_by(|&a, &b| {
+            best[b].0.total_cmp(&best[a].0).then_with(|| items[a].name.cmp(&items[b].name))
+        });
+        let mut picked = 0;
+        let mut misses = 0;
+        for i in ranked {
+            let score = best[i].0;
+            let drop = |reason| Dropped {
+                name: items[i].name.clone(),
+                kind: table.label,
+                score: if score.is_finite() { score } else { 0.0 },
+                reason,
+            };
+            if score < min || !score.is_finite() {
+                if misses < self.config.near_misses && score.is_finite() {
+                    dropped.push(drop(DropReason::BelowThreshold));
+                    misses += 1;
+                }
+                continue;
+            }
+            if !in_mode(i) {
+                dropped.push(drop(DropReason::WrongMode));
+                continue;
+            }
+            if picked >= self.config.max_results {
+                dropped.push(drop(DropReason::OverMaxResults));
+                continue;
+            }
+            picked += 1;
+            if out.len() >= cap {
+                dropped.push(drop(DropReason::OverCap));
+                continue;
+            }
+            out.push(self.selected(table, items, i, best[i], by));
+        }
+        out.truncate(cap);
+        out
+    }
+
+    pub(crate) fn selected(
+        &self,
+        table: &ItemTable,
+        items: &[ItemMeta],
+        i: usize,
+        (score, row): (f32, u32),
+        by: SelectedBy,
+    ) -> Selected {
+        let (score, row) = if score.is_finite() { (score, row) } else { (0.0, items[i].first_row) };
+        Selected {
+            name: items[i].name.clone(),
+            score,
+            by,
+            matched_row: row - items[i].first_row,
+            matched_text: self.index.row_text(table.kind, row as usize).to_string(),
+            signals: None,
+        }
+    }
+}
