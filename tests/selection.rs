@@ -250,3 +250,33 @@ fn an_index_from_another_analyser_version_is_refused() {
         )
     );
 }
+
+#[test]
+fn bad_fit_and_fusion_settings_are_refused_with_the_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifests = ops_catalog(dir.path());
+    let path = build(&manifests, &HashEmbedder::new(384), dir.path(), "x.idx");
+    let e = RouterBuilder::new(&path)
+        .lexical_weight(Some(1.5))
+        .build(Arc::new(HashEmbedder::new(384)))
+        .unwrap_err();
+    assert_eq!(e.to_string(), "router config: lexical_weight: 1.5 is not a weight in 0..=1");
+
+    let fit = |index: PathBuf, folds: usize| {
+        let cfg = switchyard_eval::FitConfig {
+            index,
+            cases: root().join("manifests/cases.jsonl"),
+            out: dir.path().join("fitted.idx"),
+            folds,
+        };
+        switchyard_eval::fit(&cfg, Arc::new(HashEmbedder::new(384)), &switchyard_eval::no_progress)
+            .unwrap_err()
+            .to_string()
+    };
+    assert_eq!(fit(path.clone(), 1), "--folds: use at least 2 folds");
+    // A version 2 index has no selection section to fit.
+    let old = root().join("tests/fixtures/index_v2.bin");
+    let e = fit(old, 5);
+    assert!(e.contains("has no selection section") && e.contains("switchyard build-index"), "{e}");
+    assert!(!dir.path().join("fitted.idx").exists());
+}

@@ -232,8 +232,8 @@ impl Index {
         let index = Self { path, storage, header, sections, meta, cascade, selection };
         index.check_strings()?;
         index.check_meta()?;
-        index.check_cascade()?;
-        index.check_selection()?;
+        crate::section_checks::cascade(&index)?;
+        crate::section_checks::selection(&index)?;
         Ok(index)
     }
 
@@ -285,6 +285,11 @@ impl Index {
     /// index has one (version 3 on).
     pub fn selection(&self) -> Option<&SelectionMeta> {
         self.selection.as_ref()
+    }
+
+    /// The cascade's metadata, when the index was built with one.
+    pub(crate) fn cascade_meta(&self) -> Option<&CascadeMeta> {
+        self.cascade.as_ref()
     }
 
     /// The cascade's static space, when the index was built with one.
@@ -379,119 +384,6 @@ impl Index {
                 "last entry {prev} does not end the {} bytes of text",
                 text.len()
             )));
-        }
-        Ok(())
-    }
-
-    fn check_selection(&self) -> Result<()> {
-        let Some(sel) = &self.selection else { return Ok(()) };
-        let bad = |message: String| FormatError::BadMeta {
-            path: self.path.clone(),
-            message: format!("selection: {message}"),
-        };
-        for (what, lex, items) in [
-            ("tools", &sel.tools_lexical, self.meta.tools.len()),
-            ("skills", &sel.skills_lexical, self.meta.skills.len()),
-        ] {
-            let n_terms = lex.terms.len();
-            if lex.idf.len() != n_terms || lex.term_start.len() != n_terms + 1 {
-                return Err(bad(format!(
-                    "{what}: {n_terms} terms but {} idf values and {} term offsets",
-                    lex.idf.len(),
-                    lex.term_start.len()
-                )));
-            }
-            if lex.doc_len.len() != items {
-                return Err(bad(format!(
-                    "{what}: {} document lengths for {items} items",
-                    lex.doc_len.len()
-                )));
-            }
-            if lex.post_doc.len() != lex.post_tf.len()
-                || lex.term_start.last().map(|&e| e as usize) != Some(lex.post_doc.len())
-                || lex.term_start.windows(2).any(|w| w[0] > w[1])
-            {
-                return Err(bad(format!("{what}: postings offsets are inconsistent")));
-            }
-            if lex.post_doc.iter().any(|&d| d as usize >= items) {
-                return Err(bad(format!("{what}: a posting names an item past {items}")));
-            }
-            if lex.terms.windows(2).any(|w| w[0] >= w[1]) {
-                return Err(bad(format!("{what}: terms are not strictly ascending")));
-            }
-            if lex.idf.iter().chain([&lex.k1, &lex.b]).any(|x| !x.is_finite() || *x < 0.0) {
-                return Err(bad(format!("{what}: a BM25 figure is not a finite number >= 0")));
-            }
-        }
-        for (what, f) in [("tools", &sel.tools), ("skills", &sel.skills)] {
-            if !(0.0..=1.0).contains(&f.lexical_weight)
-                || !f.gate_z.is_finite()
-                || !(0.0..=1.0).contains(&f.lexical_gate)
-                || !f.floor_z.is_finite()
-            {
-                return Err(bad(format!(
-                    "{what}: fusion weight {} or gates {} / {} out of range",
-                    f.lexical_weight, f.gate_z, f.lexical_gate
-                )));
-            }
-        }
-        if !sel.out_of_mode_penalty.is_finite()
-            || sel.mode.semantic_margin.is_some_and(|m| !m.is_finite())
-        {
-            return Err(bad("the mode penalty or margin is not finite".into()));
-        }
-        for (hint, mode) in &sel.hints {
-            if !self.meta.modes.iter().any(|m| &m.name == mode) {
-                return Err(bad(format!(
-                    "hint {hint:?} names mode {mode:?}, which the index lacks"
-                )));
-            }
-        }
-        Ok(())
-    }
-
-    fn check_cascade(&self) -> Result<()> {
-        let bad = |message: String| FormatError::BadMeta {
-            path: self.path.clone(),
-            message: format!("cascade: {message}"),
-        };
-        let has_rows = self.sections.iter().any(|s| s.kind == SectionKind::StaticRows);
-        let Some(c) = &self.cascade else {
-            return if has_rows {
-                Err(bad("static_rows section without its cascade section".into()))
-            } else {
-                Ok(())
-            };
-        };
-        let rows = self.matrix(SectionKind::StaticRows).rows();
-        let want = c.piece_ids.len()
-            + [SectionKind::Tools, SectionKind::Skills, SectionKind::Modes]
-                .iter()
-                .map(|&k| self.matrix(k).rows())
-                .sum::<usize>();
-        if rows != want {
-            return Err(bad(format!(
-                "static_rows has {rows} rows, expected {want} ({} pieces + the tools, skills \
-                 and modes rows)",
-                c.piece_ids.len()
-            )));
-        }
-        if c.piece_weights.len() != c.piece_ids.len() {
-            return Err(bad(format!(
-                "{} piece weights for {} pieces",
-                c.piece_weights.len(),
-                c.piece_ids.len()
-            )));
-        }
-        if let Some(w) = c.piece_ids.windows(2).find(|w| w[0] >= w[1]) {
-            return Err(bad(format!("piece ids are not strictly ascending at {} {}", w[0], w[1])));
-        }
-        if let Some(w) = c.piece_weights.iter().find(|w| !w.is_finite() || **w < 0.0) {
-            return Err(bad(format!("piece weight {w} is not a finite non-negative number")));
-        }
-        let finite = [c.min_coverage, c.margin, c.thresholds.tool_min, c.thresholds.skill_min];
-        if finite.iter().any(|x| !x.is_finite()) {
-            return Err(bad("a threshold is not finite".into()));
         }
         Ok(())
     }

@@ -86,4 +86,5 @@ mod error;
 mod index;
 mod layout;
 mod meta;
+mod section_checks;
 mod writer;

@@ -28,3 +28,4 @@ pub use crate::error::{ManifestError, Result};
 
 mod catalog;
 mod error;
+mod texts;
