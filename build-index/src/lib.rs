@@ -18,15 +18,24 @@
 #![deny(missing_docs)]
 
 mod cascade;
+mod screen;
 mod selection;
 mod thresholds;
+mod train_file;
 
 pub use crate::cascade::{DEFAULT_MARGIN, DEFAULT_MIN_COVERAGE};
+pub use crate::screen::{
+    DEFAULT_L2, DEFAULT_TARGET_FPR, MIN_HEAD_ROWS, SCREEN_BUILDER_VERSION, ScreenOptions,
+    windowing_meta,
+};
 pub use crate::selection::{
     BUILDER_VERSION, DEFAULT_LEXICAL_WEIGHT, LEXICAL_GATE, MIN_GATE_Z, MODE_PRECISION, OFF_TOPIC,
     OUT_OF_MODE_PENALTY,
 };
 pub use crate::thresholds::derive_thresholds;
+pub use crate::train_file::{
+    CATALOG_TRAIN_FILE, LabelledText, ScreenTraining, load_injection_train,
+};
 
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
@@ -50,6 +59,16 @@ pub enum BuildError {
     /// The index could not be written.
     #[error(transparent)]
     Format(#[from] switchyard_format::FormatError),
+    /// A `--injection-train` file is unreadable or has a bad line (line 0: the whole file).
+    #[error("injection training file {path}, line {line}: {message}")]
+    TrainFile {
+        /// The file.
+        path: PathBuf,
+        /// The line (1-based; 0 for the whole file).
+        line: usize,
+        /// What is wrong and how to fix it.
+        message: String,
+    },
     /// The model returned vectors of the wrong width.
     #[error("model {model} returned a vector of width {found} for {text:?}, expected {expected}")]
     BadVector {
@@ -74,11 +93,16 @@ pub struct BuildOptions {
     pub force: bool,
     /// Called with (texts embedded, total) as batches finish.
     pub progress: Option<Box<dyn Fn(usize, usize) + Send + Sync>>,
+    /// The learned screen's settings and extra labelled rows (`--injection-train`).
+    pub screen: ScreenTraining,
 }
 
 impl std::fmt::Debug for BuildOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("BuildOptions").field("force", &self.force).finish_non_exhaustive()
+        f.debug_struct("BuildOptions")
+            .field("force", &self.force)
+            .field("screen", &self.screen)
+            .finish_non_exhaustive()
     }
 }
 
@@ -94,7 +118,7 @@ pub enum BuildOutcome {
         manifest_hash: String,
     },
     /// A new file was written.
-    Built(BuildReport),
+    Built(Box<BuildReport>),
 }
 
 /// Counts and timings of a build.
@@ -114,6 +138,8 @@ pub struct BuildReport {
     pub bytes: usize,
     /// Thresholds derived from the catalog.
     pub thresholds: switchyard_format::Thresholds,
+    /// The learned screen (or why there is none).
+    pub screen: switchyard_format::ScreenMeta,
     /// Manifest warnings.
     pub warnings: Vec<String>,
     /// Time spent embedding.
@@ -170,12 +196,25 @@ pub fn row_texts(catalog: &Catalog) -> [Vec<String>; 5] {
     ]
 }
 
-/// Builds the index bytes for a catalog.
+/// Builds the index bytes for a catalog, with the default screen training (catalog only).
 pub fn build_bytes(
     catalog: &Catalog,
     embedder: &dyn Embedder,
     progress: Option<&(dyn Fn(usize, usize) + Send + Sync)>,
 ) -> Result<(Vec<u8>, IndexMeta, f64)> {
+    let (bytes, meta, _, embed_ms) =
+        build_bytes_with(catalog, embedder, &ScreenTraining::default(), progress)?;
+    Ok((bytes, meta, embed_ms))
+}
+
+/// Builds the index bytes for a catalog with the given screen training; also returns the
+/// screen section written.
+pub fn build_bytes_with(
+    catalog: &Catalog,
+    embedder: &dyn Embedder,
+    screen_training: &ScreenTraining,
+    progress: Option<&(dyn Fn(usize, usize) + Send + Sync)>,
+) -> Result<(Vec<u8>, IndexMeta, switchyard_format::ScreenMeta, f64)> {
     let info = embedder.info().clone();
     let groups = row_texts(catalog);
     let all: Vec<String> = groups.iter().flatten().cloned().collect();
@@ -341,6 +380,7 @@ pub fn build_bytes(
         thresholds,
         string_base,
     };
+    let screen = screen_section(embedder, screen_training, &matrices, &off_topic, dim)?;
     let mut w = IndexWriter::new(dim, info.fingerprint.0);
     for (kind, m) in SectionKind::MATRICES.into_iter().zip(matrices) {
         w.matrix(kind, m)?;
@@ -350,7 +390,56 @@ pub fn build_bytes(
         w.cascade(rows, &cascade)?;
     }
     w.selection(&selection)?;
-    Ok((w.to_bytes()?, meta, embed_ms))
+    w.screen(&screen)?;
+    Ok((w.to_bytes()?, meta, screen, embed_ms))
+}
+
+/// Trains the screen section: rows from the catalog's matrices (attack patterns, benign
+/// look-alikes, and tools, skills and modes rows and off-topic probes as ordinary text) and
+/// from the training files.
+fn screen_section(
+    embedder: &dyn Embedder,
+    training: &ScreenTraining,
+    matrices: &[Vec<f32>],
+    off_topic: &[f32],
+    dim: usize,
+) -> Result<switchyard_format::ScreenMeta> {
+    let rows_of =
+        |m: &[f32]| -> Vec<Vec<f32>> { m.chunks_exact(dim).map(<[f32]>::to_vec).collect() };
+    let mut rows: Vec<screen::Row> = Vec::new();
+    for (i, v) in rows_of(&matrices[3]).into_iter().enumerate() {
+        rows.push(screen::Row {
+            embedding: v,
+            attack: true,
+            pattern_row: Some(i),
+            benign_row: None,
+        });
+    }
+    for (i, v) in rows_of(&matrices[4]).into_iter().enumerate() {
+        rows.push(screen::Row {
+            embedding: v,
+            attack: false,
+            pattern_row: None,
+            benign_row: Some(i),
+        });
+    }
+    for m in [&matrices[0][..], &matrices[1][..], &matrices[2][..], off_topic] {
+        for v in rows_of(m) {
+            rows.push(screen::Row {
+                embedding: v,
+                attack: false,
+                pattern_row: None,
+                benign_row: None,
+            });
+        }
+    }
+    let (texts, labels) = training.texts_to_embed();
+    if !texts.is_empty() {
+        for (v, attack) in embed_all(embedder, &texts, None)?.into_iter().zip(labels) {
+            rows.push(screen::Row { embedding: v, attack, pattern_row: None, benign_row: None });
+        }
+    }
+    Ok(screen::train(&rows, &matrices[3], &matrices[4], dim, &training.options))
 }
 
 /// Validates `manifests`, and unless `out` already holds an index of the same manifests and
@@ -364,6 +453,7 @@ pub fn build_to_file(
     let t0 = std::time::Instant::now();
     let catalog = Catalog::load(manifests)?;
     let hash = catalog.content_hash();
+    let screen = options.screen.with_catalog_file(manifests)?;
     if !options.force
         && out.exists()
         && let Ok(existing) = Index::open(out, &OpenOptions::new())
@@ -371,10 +461,12 @@ pub fn build_to_file(
         && existing.header().fingerprint == embedder.fingerprint().0
         && existing.header().version == switchyard_format::FORMAT_VERSION
         && existing.selection().map(|s| s.builder_version) == Some(BUILDER_VERSION)
+        && existing.screen().is_some_and(|s| screen.matches(s))
     {
         return Ok(BuildOutcome::UpToDate { path: out.to_path_buf(), manifest_hash: hash });
     }
-    let (bytes, meta, embed_ms) = build_bytes(&catalog, embedder, options.progress.as_deref())?;
+    let (bytes, meta, screen, embed_ms) =
+        build_bytes_with(&catalog, embedder, &screen, options.progress.as_deref())?;
     switchyard_format::write_atomic(out, &bytes)?;
     let rows = SectionKind::MATRICES
         .iter()
@@ -387,7 +479,7 @@ pub fn build_to_file(
         ])
         .map(|(k, n)| (k.name().to_string(), n))
         .collect();
-    Ok(BuildOutcome::Built(BuildReport {
+    Ok(BuildOutcome::Built(Box::new(BuildReport {
         path: out.to_path_buf(),
         model: meta.model.name.clone(),
         fingerprint: meta.model.fingerprint.clone(),
@@ -395,8 +487,9 @@ pub fn build_to_file(
         rows,
         bytes: bytes.len(),
         thresholds: meta.thresholds.clone(),
+        screen,
         warnings: catalog.warnings.iter().map(ToString::to_string).collect(),
         embed_ms,
         total_ms: t0.elapsed().as_secs_f64() * 1e3,
-    }))
+    })))
 }

@@ -89,12 +89,47 @@ pub struct BuildArgs {
     /// Rebuild even when the file already matches the manifests and model.
     #[arg(long)]
     pub force: bool,
+    /// Labelled texts the learned injection screen also trains on: one {"text", "label": 0|1}
+    /// per line, the schema of `eval injection` samples (repeatable).
+    #[arg(long = "injection-train", value_name = "FILE.jsonl")]
+    pub injection_train: Vec<PathBuf>,
+    /// False-positive rate on benign text the screen's threshold is chosen for.
+    #[arg(long, default_value_t = switchyard_build_index::DEFAULT_TARGET_FPR)]
+    pub target_fpr: f32,
+    /// Train the screen without the manifest folder's own injection-train.jsonl.
+    #[arg(long)]
+    pub no_catalog_train: bool,
+    /// Give the learned screen the nearest attack and benign look-alike cosines as features
+    /// beside the embedding (off by default: no gain measured, and each piece then costs a
+    /// pass over every pattern).
+    #[arg(long)]
+    pub contrast_features: bool,
+    /// L2 penalty of the learned screen (larger: smoother, less fitted to the training rows).
+    #[arg(long, default_value_t = switchyard_build_index::DEFAULT_L2)]
+    pub screen_l2: f64,
     /// Print a JSON report (no progress bar).
     #[arg(long)]
     pub json: bool,
 }
 
 pub fn build_index(a: BuildArgs) -> Result<()> {
+    if !(0.0..0.5).contains(&a.target_fpr) {
+        anyhow::bail!(
+            "--target-fpr {} is outside [0, 0.5); give a false-positive rate such as 0.01",
+            a.target_fpr
+        );
+    }
+    let mut screen = switchyard_build_index::ScreenTraining::default();
+    screen.options.target_fpr = a.target_fpr;
+    screen.ignore_catalog_file = a.no_catalog_train;
+    screen.options.contrast_features = a.contrast_features;
+    if !(a.screen_l2 > 0.0 && a.screen_l2.is_finite()) {
+        anyhow::bail!("--screen-l2 {} must be a positive number such as 0.01", a.screen_l2);
+    }
+    screen.options.l2 = a.screen_l2;
+    for f in &a.injection_train {
+        screen.add_file(f)?;
+    }
     let model = load_model(&a.model)?;
     let bar = (!a.json && std::io::stderr().is_terminal()).then(|| {
         let b = indicatif::ProgressBar::new(0);
@@ -112,7 +147,7 @@ pub fn build_index(a: BuildArgs) -> Result<()> {
             b.set_position(done as u64);
         }) as Box<dyn Fn(usize, usize) + Send + Sync>
     });
-    let options = switchyard_build_index::BuildOptions { force: a.force, progress };
+    let options = switchyard_build_index::BuildOptions { force: a.force, progress, screen };
     let outcome =
         switchyard_build_index::build_to_file(&a.manifests, &a.out, model.as_ref(), &options)
             .with_context(|| {
@@ -152,6 +187,23 @@ pub fn build_index(a: BuildArgs) -> Result<()> {
                 "thresholds: tool {:.3}, skill {:.3}, mode {:.3}, injection {:.3} (unrelated {:.3}, related {:.3})",
                 t.tool_min, t.skill_min, t.mode_min, t.injection, t.unrelated_mean, t.related_mean
             );
+            match &r.screen.head {
+                Some(h) => println!(
+                    "screen: learned head on {} attacks and {} benign texts ({}); threshold {:.3} for {:.1}% false positives; out of fold: AUC {:.3}, recall {:.3}, FPR {:.3}",
+                    h.attacks,
+                    h.benign,
+                    h.sources.join(", "),
+                    h.threshold,
+                    h.target_fpr * 100.0,
+                    h.oof_auc,
+                    h.oof_recall,
+                    h.oof_fpr
+                ),
+                None => println!(
+                    "screen: contrast rule only: {}",
+                    r.screen.fallback_reason.as_deref().unwrap_or("no head")
+                ),
+            }
         }
     }
     Ok(())
@@ -188,6 +240,17 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
             "tools": sel.tools, "skills": sel.skills, "mode": sel.mode,
             "out_of_mode_penalty": sel.out_of_mode_penalty, "hints": sel.hints,
             "lexical_terms": {"tools": sel.tools_lexical.terms.len(), "skills": sel.skills_lexical.terms.len()},
+        })),
+        "screen": index.screen().map(|s| serde_json::json!({
+            "builder_version": s.builder_version,
+            "windowing": s.windowing,
+            "fallback_reason": s.fallback_reason,
+            "head": s.head.as_ref().map(|h| serde_json::json!({
+                "threshold": h.threshold, "target_fpr": h.target_fpr, "l2": h.l2,
+                "attack_weight": h.attack_weight, "benign_weight": h.benign_weight,
+                "oof_auc": h.oof_auc, "oof_recall": h.oof_recall, "oof_fpr": h.oof_fpr,
+                "attacks": h.attacks, "benign": h.benign, "sources": h.sources,
+            })),
         })),
     });
     if a.json {
@@ -227,6 +290,31 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
             );
         }
         None => println!("cascade    none (every task runs the model)"),
+    }
+    match index.screen() {
+        Some(sc) => match &sc.head {
+            Some(h) => println!(
+                "screen     learned head: threshold {:.3} for {:.1}% false positives; {} attacks and {} benign rows ({}); out of fold AUC {:.3}, recall {:.3}, FPR {:.3}; windows of {} bytes, at most {}",
+                h.threshold,
+                h.target_fpr * 100.0,
+                h.attacks,
+                h.benign,
+                h.sources.join(", "),
+                h.oof_auc,
+                h.oof_recall,
+                h.oof_fpr,
+                sc.windowing.target_bytes,
+                sc.windowing.max_windows
+            ),
+            None => println!(
+                "screen     contrast rule only: {}",
+                sc.fallback_reason.as_deref().unwrap_or("no head")
+            ),
+        },
+        None => println!(
+            "screen     contrast rule only (format version {} has no learned screen)",
+            h.version
+        ),
     }
     match index.selection() {
         Some(sel) => {
@@ -450,6 +538,9 @@ pub struct ScreenArgs {
     /// Model (default: the one recorded in the index).
     #[arg(long)]
     pub model: Option<String>,
+    /// Screen with the nearest-pattern contrast rule even when the index has a learned head.
+    #[arg(long)]
+    pub contrast: bool,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -457,11 +548,31 @@ pub struct ScreenArgs {
 
 pub fn screen(a: ScreenArgs) -> Result<()> {
     let model = load_model(&model_for_index(a.model.as_deref(), &a.index)?)?;
-    let router = RouterBuilder::new(&a.index).build(Arc::clone(&model))?;
+    let router =
+        RouterBuilder::new(&a.index).contrast_only(a.contrast).build(Arc::clone(&model))?;
     let refs: Vec<&str> = a.texts.iter().map(String::as_str).collect();
-    let vectors = model.embed_batch(&refs)?;
-    let entries: Vec<ScreenEntry<'_>> =
-        a.texts.iter().zip(&vectors).map(|(t, v)| ScreenEntry { text: t, embedding: v }).collect();
+    // Cut and embedded exactly as `memory add` stores an entry.
+    let stored =
+        switchyard_memory::embed_for_screening(model.as_ref(), &refs, &router.prepare_config())?;
+    let entries: Vec<ScreenEntry<'_>> = a
+        .texts
+        .iter()
+        .zip(&stored)
+        .map(|(t, e)| ScreenEntry {
+            text: t,
+            embedding: &e.embedding,
+            pieces: e
+                .pieces
+                .iter()
+                .map(|p| switchyard_router::PieceRef {
+                    start: p.start,
+                    end: p.end,
+                    origin: p.origin,
+                    embedding: &p.embedding,
+                })
+                .collect(),
+        })
+        .collect();
     let report = router.screen(&entries)?;
     if a.json {
         return print_json(&report);
@@ -471,14 +582,21 @@ pub fn screen(a: ScreenArgs) -> Result<()> {
     for v in all {
         writeln!(
             std::io::stdout(),
-            "{:<7} attack {:.3} benign {:.3}  {}",
+            "{:<5} score {:>7.3}  {} of {} pieces ({}): {}",
             if v.flagged { "DROP" } else { "keep" },
-            v.attack_score,
-            v.benign_score,
-            truncate(&a.texts[v.entry], 70)
+            v.score,
+            v.decided_by.piece,
+            v.pieces_screened,
+            v.decided_by.origin,
+            truncate(&v.decided_by.excerpt, 70)
         )?;
     }
-    println!("threshold {:.3}, dropped {}", report.threshold, report.dropped_count);
+    println!(
+        "rule {}{}, dropped {}",
+        report.rule,
+        report.fallback_reason.as_ref().map(|r| format!(" ({r})")).unwrap_or_default(),
+        report.dropped_count
+    );
     Ok(())
 }
 
@@ -721,7 +839,9 @@ pub fn memory(a: MemoryArgs) -> Result<()> {
                 text
             };
             let model = load_model(&model_for_index(None, &index)?)?;
+            let router = RouterBuilder::new(&index).build(Arc::clone(&model))?;
             let mut store = MemoryStore::open(&db)?;
+            store.set_prepare(router.prepare_config());
             let id = store.add(model.as_ref(), &kind, text.trim(), &source)?;
             if json {
                 print_json(&serde_json::json!({"id": id, "kind": kind}))
@@ -755,7 +875,10 @@ pub fn memory(a: MemoryArgs) -> Result<()> {
         }
         MemoryCommand::Reembed { db, index, json } => {
             let model = load_model(&model_for_index(None, &index)?)?;
-            let n = MemoryStore::open(&db)?.reembed(model.as_ref())?;
+            let router = RouterBuilder::new(&index).build(Arc::clone(&model))?;
+            let n = MemoryStore::open(&db)?
+                .set_prepare(router.prepare_config())
+                .reembed(model.as_ref())?;
             if json {
                 print_json(&serde_json::json!({"reembedded": n, "model": model.info().name}))
             } else {

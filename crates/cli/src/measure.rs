@@ -377,14 +377,25 @@ pub fn eval(a: EvalArgs) -> Result<()> {
                 return print_json(&report);
             }
             println!(
-                "threshold {:.3}, margin {:.3}, model {}",
-                report.threshold, report.margin, report.model.name
+                "rule {} (threshold {:.3}){}, model {}, {:.1} pieces per sample",
+                report.rule,
+                report.threshold,
+                report.fallback_reason.as_ref().map(|r| format!(": {r}")).unwrap_or_default(),
+                report.model.name,
+                report.mean_pieces
             );
             let flat = |f: &switchyard_eval::injection::Figures| flatten(f);
             let overall = flat(&report.overall);
-            let per: Vec<(String, BTreeMap<String, serde_json::Value>)> =
-                report.per_lang.iter().map(|(l, f)| (l.clone(), flat(f))).collect();
-            let mut rows = vec![("all", &overall)];
+            let contrast = flat(&report.contrast_rule);
+            let whole = flat(&report.whole_text_only);
+            let per: Vec<(String, BTreeMap<String, serde_json::Value>)> = report
+                .per_lang
+                .iter()
+                .map(|(l, f)| (format!("lang:{l}"), flat(f)))
+                .chain(report.per_kind.iter().map(|(k, f)| (format!("kind:{k}"), flat(f))))
+                .collect();
+            let mut rows =
+                vec![("all", &overall), ("contrast_rule", &contrast), ("whole_text_only", &whole)];
             rows.extend(per.iter().map(|(l, m)| (l.as_str(), m)));
             table(&rows);
             Ok(())

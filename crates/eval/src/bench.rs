@@ -228,11 +228,29 @@ pub fn run(cfg: &BenchConfig, embedder: Arc<dyn Embedder>) -> Result<BenchReport
     let root = std::env::current_dir().ok();
     let assemble_options = AssembleOptions { root, ..AssembleOptions::default() };
 
-    let screen_vectors = embedder.embed_batch(SCREEN_ENTRIES)?;
+    // Stored as `memory add` stores them: whole text and pieces, embedded once, here.
+    let stored = switchyard_memory::embed_for_screening(
+        embedder.as_ref(),
+        SCREEN_ENTRIES,
+        &cached.prepare_config(),
+    )?;
     let entries: Vec<ScreenEntry<'_>> = SCREEN_ENTRIES
         .iter()
-        .zip(&screen_vectors)
-        .map(|(t, v)| ScreenEntry { text: t, embedding: v })
+        .zip(&stored)
+        .map(|(t, e)| ScreenEntry {
+            text: t,
+            embedding: &e.embedding,
+            pieces: e
+                .pieces
+                .iter()
+                .map(|p| switchyard_router::PieceRef {
+                    start: p.start,
+                    end: p.end,
+                    origin: p.origin,
+                    embedding: &p.embedding,
+                })
+                .collect(),
+        })
         .collect();
 
     let mut stages: [Vec<f64>; 7] = Default::default();

@@ -2,10 +2,13 @@
 //! text, threshold-free (ROC AUC, recall at 1% and 5% false positives) and at the index's own
 //! threshold (precision, recall, F1, false-positive rate), overall and per language.
 //!
-//! The score ranked for the curves is the screening rule made continuous:
-//! `min(attack - threshold, attack - benign - margin)`, which is >= 0 exactly when the router
-//! flags the text. The attack similarity alone is reported too (`auc_attack_only`), to show what
-//! the benign look-alikes add.
+//! Samples go through the path an assembly uses: each text is cut into pieces (windows,
+//! de-obfuscation, decoded payloads) and embedded as `memory add` stores it, then screened by
+//! the router. The score ranked for the curves is the verdict's score (the learned head's
+//! logit, or the contrast rule made continuous), which is >= the verdict's threshold exactly
+//! when the router flags the text. Beside the deployed rule the report gives the contrast rule
+//! alone and the deployed rule on whole texts only (no windows), to show what each part adds;
+//! the attack similarity alone is `auc_attack_only`.
 
 use crate::metrics::{Confusion, recall_at_fpr, roc_auc, round4};
 use crate::tools::{EvalTimings, ModelInfo};
@@ -16,7 +19,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 use switchyard_embed::Embedder;
-use switchyard_router::{RouterBuilder, ScreenEntry};
+use switchyard_memory::{EmbeddedEntry, screening_texts};
+use switchyard_router::{PieceRef, Router, RouterBuilder, ScreenEntry, Verdict};
 
 /// One line of `samples.jsonl` (other fields are ignored).
 #[derive(Debug, Clone, Deserialize)]
@@ -28,6 +32,9 @@ pub struct SampleRow {
     /// Language, when known.
     #[serde(default)]
     pub lang: Option<String>,
+    /// Kind of sample, when the set gives one.
+    #[serde(default)]
+    pub kind: Option<String>,
 }
 
 /// What to evaluate.
@@ -71,14 +78,28 @@ pub struct InjectionReport {
     pub samples_file: PathBuf,
     /// Model name and fingerprint.
     pub model: ModelInfo,
-    /// The index's injection threshold.
+    /// The rule in force: `head` (learned) or `contrast`.
+    pub rule: &'static str,
+    /// Why the contrast rule screens alone, when it does.
+    pub fallback_reason: Option<String>,
+    /// The deployed rule's threshold (the head's logit threshold, or 0 for the contrast rule).
     pub threshold: f32,
-    /// The benign margin.
+    /// The index's contrast-rule threshold on the attack cosine.
+    pub contrast_threshold: f32,
+    /// The benign margin of the contrast rule.
     pub margin: f32,
-    /// All samples.
+    /// Pieces screened per sample (mean), the whole text included.
+    pub mean_pieces: f64,
+    /// All samples, deployed rule.
     pub overall: Figures,
-    /// Per `lang`.
+    /// The contrast rule alone, same pieces.
+    pub contrast_rule: Figures,
+    /// The deployed rule on whole texts only (no windows): what windows add.
+    pub whole_text_only: Figures,
+    /// Per `lang`, deployed rule.
     pub per_lang: BTreeMap<String, Figures>,
+    /// Per `kind`, deployed rule (when the set has kinds).
+    pub per_kind: BTreeMap<String, Figures>,
     /// Where the time went.
     pub timings: EvalTimings,
 }
@@ -116,70 +137,103 @@ pub fn eval_injection(
         }
     }
     let router = RouterBuilder::new(&cfg.index).build(Arc::clone(&embedder))?;
-    let threshold = router.injection_threshold();
-    let margin = router.injection_margin();
+    let contrast =
+        RouterBuilder::new(&cfg.index).contrast_only(true).build(Arc::clone(&embedder))?;
+    let prepare = router.prepare_config();
 
     let te = Instant::now();
-    let texts: Vec<&str> = rows.iter().map(|r| r.text.as_str()).collect();
-    let vectors = embedding::embed_many(embedder.as_ref(), &texts, "embed samples", progress)?;
+    let prepared: Vec<_> = rows.iter().map(|r| screening_texts(&r.text, &prepare)).collect();
+    let all: Vec<&str> = prepared.iter().flat_map(|(t, _)| t.iter().map(String::as_str)).collect();
+    let vectors = embedding::embed_many(embedder.as_ref(), &all, "embed samples", progress)?;
+    let mut it = vectors.into_iter();
+    let embedded: Vec<EmbeddedEntry> =
+        prepared.into_iter().map(|(_, spans)| EmbeddedEntry::take(spans, &mut it)).collect();
     let embed_ms = te.elapsed().as_secs_f64() * 1e3;
 
     let ts = Instant::now();
-    let entries: Vec<ScreenEntry<'_>> = rows
-        .iter()
-        .zip(&vectors)
-        .map(|(r, v)| ScreenEntry { text: &r.text, embedding: v })
-        .collect();
-    let mut verdicts = Vec::with_capacity(rows.len());
-    for chunk in entries.chunks(512) {
-        let report = router.screen(chunk)?;
-        let base = verdicts.len();
-        let mut v: Vec<_> = report.kept.into_iter().chain(report.dropped).collect();
-        v.sort_by_key(|x| x.entry);
-        verdicts.extend(v.into_iter().map(|mut x| {
-            x.entry += base;
-            x
-        }));
-    }
+    let entries = |windows: bool| -> Vec<ScreenEntry<'_>> {
+        rows.iter()
+            .zip(&embedded)
+            .map(|(r, e)| ScreenEntry {
+                text: &r.text,
+                embedding: &e.embedding,
+                pieces: if windows {
+                    e.pieces
+                        .iter()
+                        .map(|p| PieceRef {
+                            start: p.start,
+                            end: p.end,
+                            origin: p.origin,
+                            embedding: &p.embedding,
+                        })
+                        .collect()
+                } else {
+                    Vec::new()
+                },
+            })
+            .collect()
+    };
+    let labels: Vec<bool> = rows.iter().map(|r| r.label == 1).collect();
+    let deployed = verdicts(&router, &entries(true))?;
+    let contrast_verdicts = verdicts(&contrast, &entries(true))?;
+    let whole_verdicts = verdicts(&router, &entries(false))?;
     let route_ms = ts.elapsed().as_secs_f64() * 1e3;
 
-    let score: Vec<f32> = verdicts
-        .iter()
-        .map(|v| (v.attack_score - threshold).min(v.attack_score - v.benign_score - margin))
-        .collect();
-    let attack: Vec<f32> = verdicts.iter().map(|v| v.attack_score).collect();
-    let flagged: Vec<bool> = verdicts.iter().map(|v| v.flagged).collect();
-    let labels: Vec<bool> = rows.iter().map(|r| r.label == 1).collect();
+    let columns = |v: &[Verdict]| {
+        (
+            v.iter().map(|x| x.score).collect::<Vec<f32>>(),
+            v.iter().map(|x| x.attack_score).collect::<Vec<f32>>(),
+            v.iter().map(|x| x.flagged).collect::<Vec<bool>>(),
+        )
+    };
+    let (score, attack, flagged) = columns(&deployed);
     let overall = figures(&score, &attack, &flagged, &labels);
+    let (cs, ca, cf) = columns(&contrast_verdicts);
+    let contrast_rule = figures(&cs, &ca, &cf, &labels);
+    let (ws, wa, wf) = columns(&whole_verdicts);
+    let whole_text_only = figures(&ws, &wa, &wf, &labels);
 
-    let mut by_lang: BTreeMap<String, Vec<usize>> = BTreeMap::new();
-    for (i, r) in rows.iter().enumerate() {
-        if let Some(l) = &r.lang {
-            by_lang.entry(l.clone()).or_default().push(i);
+    let group = |key: &dyn Fn(&SampleRow) -> Option<String>| -> BTreeMap<String, Figures> {
+        let mut by: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+        for (i, r) in rows.iter().enumerate() {
+            if let Some(k) = key(r) {
+                by.entry(k).or_default().push(i);
+            }
         }
-    }
-    let pick = |ids: &[usize], v: &[f32]| ids.iter().map(|&i| v[i]).collect::<Vec<_>>();
-    let per_lang = by_lang
-        .into_iter()
-        .map(|(lang, ids)| {
-            let f = figures(
-                &pick(&ids, &score),
-                &pick(&ids, &attack),
-                &ids.iter().map(|&i| flagged[i]).collect::<Vec<_>>(),
-                &ids.iter().map(|&i| labels[i]).collect::<Vec<_>>(),
-            );
-            (lang, f)
-        })
-        .collect();
+        let pick = |ids: &[usize], v: &[f32]| ids.iter().map(|&i| v[i]).collect::<Vec<_>>();
+        by.into_iter()
+            .map(|(k, ids)| {
+                let f = figures(
+                    &pick(&ids, &score),
+                    &pick(&ids, &attack),
+                    &ids.iter().map(|&i| flagged[i]).collect::<Vec<_>>(),
+                    &ids.iter().map(|&i| labels[i]).collect::<Vec<_>>(),
+                );
+                (k, f)
+            })
+            .collect()
+    };
+    let per_lang = group(&|r| r.lang.clone());
+    let per_kind = group(&|r| r.kind.clone());
+    let mean_pieces = deployed.iter().map(|v| v.pieces_screened as f64).sum::<f64>()
+        / deployed.len().max(1) as f64;
+    let threshold = deployed.first().map_or(0.0, |v| v.threshold);
     let total_ms = t0.elapsed().as_secs_f64() * 1e3;
     Ok(InjectionReport {
         index: cfg.index.clone(),
         samples_file: cfg.samples.clone(),
         model: ModelInfo::of(embedder.as_ref()),
+        rule: if router.screen_head().is_some() { "head" } else { "contrast" },
+        fallback_reason: router.screen_fallback_reason(),
         threshold,
-        margin,
+        contrast_threshold: router.injection_threshold(),
+        margin: router.injection_margin(),
+        mean_pieces,
         overall,
+        contrast_rule,
+        whole_text_only,
         per_lang,
+        per_kind,
         timings: EvalTimings {
             build_ms: 0.0,
             embed_ms,
@@ -189,4 +243,20 @@ pub fn eval_injection(
             per_second: rows.len() as f64 / (total_ms / 1e3),
         },
     })
+}
+
+/// Verdicts in input order, screened in batches of 512.
+fn verdicts(router: &Router, entries: &[ScreenEntry<'_>]) -> Result<Vec<Verdict>> {
+    let mut out = Vec::with_capacity(entries.len());
+    for chunk in entries.chunks(512) {
+        let report = router.screen(chunk)?;
+        let base = out.len();
+        let mut v: Vec<_> = report.kept.into_iter().chain(report.dropped).collect();
+        v.sort_by_key(|x| x.entry);
+        out.extend(v.into_iter().map(|mut x| {
+            x.entry += base;
+            x
+        }));
+    }
+    Ok(out)
 }

@@ -2,7 +2,7 @@ use crate::layout::{
     ALIGN, Dtype, FORMAT_VERSION, HEADER_LEN, KNOWN_FLAGS, MAGIC, MAX_SECTIONS,
     OLDEST_SUPPORTED_VERSION, SECTION_ENTRY_LEN, SectionKind, stride_for,
 };
-use crate::{CascadeMeta, FormatError, IndexMeta, Result, SelectionMeta};
+use crate::{CascadeMeta, FormatError, IndexMeta, Result, ScreenMeta, SelectionMeta};
 use std::path::{Path, PathBuf};
 
 /// Options for [`Index::open`].
@@ -93,6 +93,7 @@ pub struct Index {
     meta: IndexMeta,
     cascade: Option<CascadeMeta>,
     selection: Option<SelectionMeta>,
+    screen: Option<ScreenMeta>,
 }
 
 impl std::fmt::Debug for Index {
@@ -229,11 +230,18 @@ impl Index {
                 }
             })?),
         };
-        let index = Self { path, storage, header, sections, meta, cascade, selection };
+        let screen = match sections.iter().find(|s| s.kind == SectionKind::Screen) {
+            None => None,
+            Some(s) => Some(ScreenMeta::decode(slice(bytes, s)).map_err(|message| {
+                FormatError::BadMeta { path: path.clone(), message: format!("screen: {message}") }
+            })?),
+        };
+        let index = Self { path, storage, header, sections, meta, cascade, selection, screen };
         index.check_strings()?;
         index.check_meta()?;
         crate::section_checks::cascade(&index)?;
         crate::section_checks::selection(&index)?;
+        crate::section_checks::screen(&index)?;
         Ok(index)
     }
 
@@ -285,6 +293,12 @@ impl Index {
     /// index has one (version 3 on).
     pub fn selection(&self) -> Option<&SelectionMeta> {
         self.selection.as_ref()
+    }
+
+    /// The screen section (learned injection head, windowing), when the index has one
+    /// (version 4 on).
+    pub fn screen(&self) -> Option<&ScreenMeta> {
+        self.screen.as_ref()
     }
 
     /// The cascade's metadata, when the index was built with one.

@@ -3,7 +3,7 @@
 /// The first 8 bytes of every index.
 pub const MAGIC: [u8; 8] = *b"SWYDIDX\0";
 /// The version this build writes.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 /// The oldest version this build reads.
 pub const OLDEST_SUPPORTED_VERSION: u32 = 1;
 /// Every section starts on a multiple of this many bytes.
@@ -49,11 +49,15 @@ pub enum SectionKind {
     /// the fusion weight, the selection gates and the mode step's calibration (optional;
     /// version 3 on).
     Selection,
+    /// bincode-encoded [`crate::ScreenMeta`]: the learned injection screen (a logistic head
+    /// over the embedding and the nearest-pattern scores), its threshold and how untrusted
+    /// text is cut into windows (optional; version 4 on).
+    Screen,
 }
 
 impl SectionKind {
     /// Every kind in file order.
-    pub const ALL: [SectionKind; 11] = [
+    pub const ALL: [SectionKind; 12] = [
         SectionKind::Tools,
         SectionKind::Skills,
         SectionKind::Modes,
@@ -65,6 +69,7 @@ impl SectionKind {
         SectionKind::StaticRows,
         SectionKind::Cascade,
         SectionKind::Selection,
+        SectionKind::Screen,
     ];
 
     /// The matrix kinds.
@@ -90,6 +95,7 @@ impl SectionKind {
             SectionKind::StaticRows => 9,
             SectionKind::Cascade => 10,
             SectionKind::Selection => 11,
+            SectionKind::Screen => 12,
         }
     }
 
@@ -112,6 +118,7 @@ impl SectionKind {
             SectionKind::StaticRows => "static_rows",
             SectionKind::Cascade => "cascade",
             SectionKind::Selection => "selection",
+            SectionKind::Screen => "screen",
         }
     }
 
@@ -121,7 +128,8 @@ impl SectionKind {
             SectionKind::Strings
             | SectionKind::Meta
             | SectionKind::Cascade
-            | SectionKind::Selection => Dtype::U8,
+            | SectionKind::Selection
+            | SectionKind::Screen => Dtype::U8,
             SectionKind::StringOffsets => Dtype::U32,
             _ => Dtype::F32,
         }

@@ -24,8 +24,10 @@
 //! [`IndexMeta`]), then, optional from version 2 on, `static_rows` (f32 matrix) and `cascade`
 //! (bincode [`CascadeMeta`]): the static embedding space of the router's cascade, then, optional
 //! from version 3 on, `selection` (bincode [`SelectionMeta`]: lexical statistics, fusion
-//! weights, gates and the mode step's calibration). Sections are written in that order.
-//! Version 1 files (no cascade) and version 2 files (no selection section) still open.
+//! weights, gates and the mode step's calibration), then, optional from version 4 on, `screen`
+//! (bincode [`ScreenMeta`]: the learned injection head, its threshold and the windowing of
+//! untrusted entries). Sections are written in that order. Version 1 files (no cascade),
+//! version 2 files (no selection section) and version 3 files (no screen section) still open.
 //!
 //! **Payloads**: every offset is a multiple of 64; matrices are row-major f32 with `stride` =
 //! `dim` rounded up to 16 floats, so each row starts on a 64-byte boundary; all padding is zero.
@@ -78,7 +80,7 @@ pub use crate::layout::{
 };
 pub use crate::meta::{
     CascadeMeta, FusionMeta, IndexMeta, ItemMeta, LexicalMeta, ModeCalibration, ModeMeta,
-    ModelMeta, PatternMeta, SelectionMeta, Thresholds,
+    ModelMeta, PatternMeta, ScreenHead, ScreenMeta, SelectionMeta, Thresholds, WindowingMeta,
 };
 pub use crate::writer::{IndexWriter, write_atomic};
 

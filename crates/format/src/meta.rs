@@ -230,6 +230,77 @@ pub struct SelectionMeta {
     pub hints: Vec<(String, String)>,
 }
 
+/// How untrusted entries are cut into windows before screening (mirrors
+/// `switchyard_untrusted::PrepareConfig`; stored so every reader cuts entries the same way).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WindowingMeta {
+    /// Version of the preparation code (windows and de-obfuscation).
+    pub prepare_version: u32,
+    /// Target window length in bytes.
+    pub target_bytes: u32,
+    /// A text up to this length is one window.
+    pub single_window_bytes: u32,
+    /// At most this many windows per entry.
+    pub max_windows: u32,
+    /// At most this many base64 payloads decoded per entry.
+    pub max_payloads: u32,
+    /// Decoded payloads are cut to this length.
+    pub max_payload_bytes: u32,
+}
+
+/// A logistic head over a piece's embedding and its nearest-pattern scores:
+/// `logit = weights . x + attack_weight * attack + benign_weight * benign + bias`, where
+/// `attack` / `benign` are the piece's best cosines against the attack patterns and the benign
+/// look-alikes. A piece is flagged when `logit >= threshold`, or when it is a near copy of a
+/// known attack: `attack >= near_copy_threshold` and `attack > benign`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScreenHead {
+    /// One weight per embedding dimension.
+    pub weights: Vec<f32>,
+    /// Weight of the best attack-pattern cosine.
+    pub attack_weight: f32,
+    /// Weight of the best benign look-alike cosine.
+    pub benign_weight: f32,
+    /// Bias.
+    pub bias: f32,
+    /// Decision threshold on the logit.
+    pub threshold: f32,
+    /// The contrast rule beside the head: a piece whose best attack cosine reaches this and
+    /// beats its best benign cosine is flagged whatever the head says. Chosen at build time so
+    /// that at most half the target false-positive rate of the benign rows trips it.
+    pub near_copy_threshold: f32,
+    /// The benign false-positive rate the threshold was chosen for.
+    pub target_fpr: f32,
+    /// L2 penalty the head was trained with.
+    pub l2: f32,
+    /// Cross-validated (out-of-fold) figures on the training rows at the threshold.
+    pub oof_recall: f32,
+    /// Out-of-fold false-positive rate on the benign training rows at the threshold.
+    pub oof_fpr: f32,
+    /// Out-of-fold ROC AUC on the training rows.
+    pub oof_auc: f32,
+    /// Attack rows trained on.
+    pub attacks: u32,
+    /// Benign rows trained on.
+    pub benign: u32,
+    /// Where the rows came from: `catalog` and the `--injection-train` files (names only).
+    pub sources: Vec<String>,
+}
+
+/// The screen section: the learned head (or why there is none) and the windowing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScreenMeta {
+    /// Version of the builder's screen training.
+    pub builder_version: u32,
+    /// The head; `None` when the catalog had too few patterns, and screening uses the
+    /// nearest-pattern contrast rule alone.
+    pub head: Option<ScreenHead>,
+    /// Why there is no head, when there is none.
+    pub fallback_reason: Option<String>,
+    /// How entries are cut into windows.
+    pub windowing: WindowingMeta,
+}
+
 macro_rules! bincode_codec {
     ($ty:ty, $what:literal) => {
         impl $ty {
@@ -259,3 +330,4 @@ macro_rules! bincode_codec {
 bincode_codec!(IndexMeta, "metadata");
 bincode_codec!(CascadeMeta, "cascade metadata");
 bincode_codec!(SelectionMeta, "selection metadata");
+bincode_codec!(ScreenMeta, "screen metadata");

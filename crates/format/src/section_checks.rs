@@ -1,4 +1,4 @@
-//! Consistency checks of the optional sections (`cascade`, `selection`), run when an index
+//! Consistency checks of the optional sections (`cascade`, `selection`, `screen`), run when an index
 //! opens, after the header, table and metadata checks.
 
 use crate::{FormatError, Index, Result, SectionKind};
@@ -110,6 +110,52 @@ pub(crate) fn cascade(index: &Index) -> Result<()> {
     let finite = [c.min_coverage, c.margin, c.thresholds.tool_min, c.thresholds.skill_min];
     if finite.iter().any(|x| !x.is_finite()) {
         return Err(bad("a threshold is not finite".into()));
+    }
+    Ok(())
+}
+
+pub(crate) fn screen(index: &Index) -> Result<()> {
+    let Some(screen) = index.screen() else { return Ok(()) };
+    let bad = |message: String| FormatError::BadMeta {
+        path: index.path().to_path_buf(),
+        message: format!("screen: {message}"),
+    };
+    let w = &screen.windowing;
+    if w.max_windows == 0 || w.target_bytes == 0 || w.single_window_bytes == 0 {
+        return Err(bad(format!("windowing has a zero bound: {w:?}")));
+    }
+    match (&screen.head, &screen.fallback_reason) {
+        (None, None) => return Err(bad("no head and no reason for its absence".into())),
+        (Some(_), Some(_)) => return Err(bad("a head and a fallback reason at once".into())),
+        _ => {}
+    }
+    if let Some(head) = &screen.head {
+        if head.weights.len() != index.dim() {
+            return Err(bad(format!(
+                "head has {} weights for embeddings of width {}",
+                head.weights.len(),
+                index.dim()
+            )));
+        }
+        let finite = head.weights.iter().all(|x| x.is_finite())
+            && [
+                head.attack_weight,
+                head.benign_weight,
+                head.bias,
+                head.threshold,
+                head.near_copy_threshold,
+            ]
+            .iter()
+            .all(|x| x.is_finite());
+        if !finite {
+            return Err(bad("head has a non-finite weight or threshold".into()));
+        }
+        if !(0.0..=1.0).contains(&head.target_fpr) {
+            return Err(bad(format!(
+                "target false-positive rate {} is outside 0..=1",
+                head.target_fpr
+            )));
+        }
     }
     Ok(())
 }

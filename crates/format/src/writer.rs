@@ -18,6 +18,7 @@ pub struct IndexWriter {
     meta: Option<Vec<u8>>,
     cascade: Option<Vec<u8>>,
     selection: Option<Vec<u8>>,
+    screen: Option<Vec<u8>>,
 }
 
 impl IndexWriter {
@@ -31,6 +32,7 @@ impl IndexWriter {
             meta: None,
             cascade: None,
             selection: None,
+            screen: None,
         }
     }
 
@@ -90,6 +92,9 @@ impl IndexWriter {
         if let Some(sel) = index.selection() {
             w.selection(sel)?;
         }
+        if let Some(screen) = index.screen() {
+            w.screen(screen)?;
+        }
         Ok(w)
     }
 
@@ -116,6 +121,12 @@ impl IndexWriter {
     /// Sets the selection section (lexical statistics, fusion, gates, mode calibration).
     pub fn selection(&mut self, meta: &crate::SelectionMeta) -> Result<&mut Self> {
         self.selection = Some(meta.encode()?);
+        Ok(self)
+    }
+
+    /// Sets the screen section (the learned injection screen and the windowing of entries).
+    pub fn screen(&mut self, meta: &crate::ScreenMeta) -> Result<&mut Self> {
+        self.screen = Some(meta.encode()?);
         Ok(self)
     }
 
@@ -162,6 +173,9 @@ impl IndexWriter {
         }
         if let Some(selection) = &self.selection {
             payloads.push((SectionKind::Selection, selection.clone(), 0, 0, 0));
+        }
+        if let Some(screen) = &self.screen {
+            payloads.push((SectionKind::Screen, screen.clone(), 0, 0, 0));
         }
 
         let count = payloads.len();

@@ -103,7 +103,68 @@ fn sample_writer() -> IndexWriter {
     // Two pieces, then the 3 tools, 1 skill and 1 mode rows in the static space.
     w.cascade(rows(&[8, 9, 10, 11, 12, 13, 14]), &sample_cascade()).unwrap();
     w.selection(&sample_selection()).unwrap();
+    w.screen(&sample_screen()).unwrap();
     w
+}
+
+fn sample_screen() -> ScreenMeta {
+    ScreenMeta {
+        builder_version: 1,
+        head: Some(ScreenHead {
+            weights: unit(21),
+            attack_weight: 2.0,
+            benign_weight: -1.5,
+            bias: -0.5,
+            threshold: 1.25,
+            near_copy_threshold: 0.9,
+            target_fpr: 0.01,
+            l2: 0.03,
+            oof_recall: 0.7,
+            oof_fpr: 0.01,
+            oof_auc: 0.97,
+            attacks: 1,
+            benign: 1,
+            sources: vec!["catalog".into()],
+        }),
+        fallback_reason: None,
+        windowing: WindowingMeta {
+            prepare_version: 1,
+            target_bytes: 240,
+            single_window_bytes: 320,
+            max_windows: 64,
+            max_payloads: 4,
+            max_payload_bytes: 600,
+        },
+    }
+}
+
+#[test]
+fn the_screen_section_round_trips_and_a_bad_one_is_refused() {
+    let index =
+        Index::from_bytes(&sample_writer().to_bytes().unwrap(), &OpenOptions::new()).unwrap();
+    assert_eq!(index.screen(), Some(&sample_screen()));
+    let refused = |screen: ScreenMeta| {
+        let mut w = sample_writer();
+        w.screen(&screen).unwrap();
+        Index::from_bytes(&w.to_bytes().unwrap(), &OpenOptions::new()).unwrap_err().to_string()
+    };
+    let mut short = sample_screen();
+    if let Some(h) = short.head.as_mut() {
+        h.weights.pop();
+    }
+    let e = refused(short);
+    assert!(e.contains("screen: head has 15 weights for embeddings of width 16"), "{e}");
+    let mut both = sample_screen();
+    both.fallback_reason = Some("x".into());
+    assert!(refused(both).contains("a head and a fallback reason at once"));
+    let mut nan = sample_screen();
+    if let Some(h) = nan.head.as_mut() {
+        h.threshold = f32::NAN;
+    }
+    assert!(refused(nan).contains("non-finite"));
+    let mut zero = sample_screen();
+    zero.windowing.max_windows = 0;
+    assert!(refused(zero).contains("windowing has a zero bound"));
 }
 
 fn sample_selection() -> SelectionMeta {
@@ -292,8 +353,8 @@ fn header_layout_matches_the_spec() {
     assert_eq!(u32::from_le_bytes(b[8..12].try_into().unwrap()), FORMAT_VERSION);
     assert_eq!(u32::from_le_bytes(b[12..16].try_into().unwrap()), 64);
     assert_eq!(u64::from_le_bytes(b[16..24].try_into().unwrap()), FLAG_ROWS_NORMALISED);
-    // 8 sections, plus static_rows, cascade and selection.
-    assert_eq!(u32::from_le_bytes(b[24..28].try_into().unwrap()), 11);
+    // 8 sections, plus static_rows, cascade, selection and screen.
+    assert_eq!(u32::from_le_bytes(b[24..28].try_into().unwrap()), 12);
     assert_eq!(u32::from_le_bytes(b[28..32].try_into().unwrap()), DIM as u32);
     assert_eq!(&b[32..48], &[0xab; 16]);
     assert_eq!(u64::from_le_bytes(b[48..56].try_into().unwrap()), b.len() as u64);
@@ -336,7 +397,7 @@ fn errors_are_distinct_and_verbatim() {
     b[8..12].copy_from_slice(&99u32.to_le_bytes());
     assert_eq!(
         open_err(&b),
-        "index <memory>: format version 99 is not supported (this build reads 1..=3); rebuild it with switchyard build-index"
+        "index <memory>: format version 99 is not supported (this build reads 1..=4); rebuild it with switchyard build-index"
     );
     let mut b = good.clone();
     b[28] ^= 1;

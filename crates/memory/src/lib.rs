@@ -1,6 +1,9 @@
 //! The store of untrusted context: memories and activity notes an agent accumulated, kept in
 //! SQLite (bundled, WAL mode) with the embedding of each entry computed once, when it is
-//! written, by the index's model. Reading never re-embeds. The store records which model made
+//! written, by the index's model, together with the embeddings of its **pieces** (windows,
+//! de-obfuscated text, decoded payloads; see `switchyard-untrusted`), which injection
+//! screening reads at every assembly. Reading never re-embeds. Entries written before pieces
+//! existed keep working (screened as a whole) until `switchyard memory reembed` prepares them. The store records which model made
 //! its vectors and refuses to mix models: `switchyard memory reembed` migrates explicitly.
 //!
 //! ```
@@ -21,6 +24,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use switchyard_embed::{Embedder, Fingerprint};
+use switchyard_untrusted::{Origin, PREPARE_VERSION, PrepareConfig, prepare};
 
 /// Kinds that carry instructions rather than facts; they are never offered to a task.
 pub const INSTRUCTION_KINDS: &[&str] = &["system", "meta", "override", "instruction", "prompt"];
@@ -103,12 +107,37 @@ pub struct Entry {
     /// Unit embedding made at write time.
     #[serde(skip)]
     pub embedding: Vec<f32>,
+    /// Version of the preparation its pieces were made with; `None` for entries stored before
+    /// pieces existed.
+    pub prepare_version: Option<u32>,
+    /// Its pieces beyond the whole entry (none when the entry is one plain window).
+    #[serde(skip)]
+    pub pieces: Vec<StoredPiece>,
+}
+
+/// One stored piece of an entry and its embedding.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredPiece {
+    /// First byte in the entry.
+    pub start: usize,
+    /// One past the last byte.
+    pub end: usize,
+    /// Where it comes from.
+    pub origin: Origin,
+    /// Unit embedding made at write time.
+    pub embedding: Vec<f32>,
 }
 
 impl Entry {
     /// Whether the kind carries instructions (excluded before scoring).
     pub fn is_instruction_like(&self) -> bool {
         INSTRUCTION_KINDS.contains(&self.kind.as_str())
+    }
+
+    /// Whether its pieces are missing or stale, so screening sees only the whole entry until
+    /// `memory reembed` prepares it again.
+    pub fn needs_reembed(&self) -> bool {
+        self.prepare_version != Some(PREPARE_VERSION)
     }
 }
 
@@ -128,6 +157,7 @@ pub struct MemoryStore {
     conn: Connection,
     cache: Vec<Entry>,
     cache_version: Option<i64>,
+    prepare: PrepareConfig,
 }
 
 impl std::fmt::Debug for MemoryStore {
@@ -156,6 +186,83 @@ fn to_blob(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
+/// The texts to embed for one entry: the whole text first, then every piece that is not just
+/// the whole text again (a short plain entry is embedded once), with the pieces' spans.
+pub fn screening_texts(
+    text: &str,
+    config: &PrepareConfig,
+) -> (Vec<String>, Vec<(usize, usize, Origin)>) {
+    let pieces = prepare(text, config);
+    let only_itself =
+        pieces.len() == 1 && pieces[0].origin == Origin::Window && pieces[0].text == text.trim();
+    let mut texts = vec![text.to_string()];
+    let mut spans = Vec::new();
+    if !only_itself {
+        for p in pieces {
+            spans.push((p.start, p.end, p.origin));
+            texts.push(p.text);
+        }
+    }
+    (texts, spans)
+}
+
+/// An untrusted text embedded for screening: as a whole, and piece by piece.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EmbeddedEntry {
+    /// The whole text's unit embedding.
+    pub embedding: Vec<f32>,
+    /// Its pieces (none when the text is one plain window).
+    pub pieces: Vec<StoredPiece>,
+}
+
+/// Embeds texts for screening exactly as `add` stores them, batching every text and piece
+/// through the model in chunks of 64: what `screen` and `eval injection` measure is what an
+/// assembly sees.
+pub fn embed_for_screening(
+    model: &dyn Embedder,
+    texts: &[&str],
+    config: &PrepareConfig,
+) -> Result<Vec<EmbeddedEntry>, switchyard_embed::EmbedError> {
+    let prepared: Vec<_> = texts.iter().map(|t| screening_texts(t, config)).collect();
+    let all: Vec<&str> = prepared.iter().flat_map(|(t, _)| t.iter().map(String::as_str)).collect();
+    let mut vectors = Vec::with_capacity(all.len());
+    for chunk in all.chunks(64) {
+        vectors.extend(model.embed_batch(chunk)?);
+    }
+    let mut it = vectors.into_iter();
+    Ok(prepared.into_iter().map(|(_, spans)| EmbeddedEntry::take(spans, &mut it)).collect())
+}
+
+impl EmbeddedEntry {
+    /// Takes the whole embedding and one per span from `vectors`, in [`screening_texts`] order.
+    pub fn take(
+        spans: Vec<(usize, usize, Origin)>,
+        vectors: &mut impl Iterator<Item = Vec<f32>>,
+    ) -> Self {
+        let embedding = vectors.next().unwrap_or_default();
+        let pieces = spans
+            .into_iter()
+            .zip(vectors)
+            .map(|((start, end, origin), embedding)| StoredPiece { start, end, origin, embedding })
+            .collect();
+        Self { embedding, pieces }
+    }
+}
+
+fn insert_pieces(
+    tx: &rusqlite::Transaction<'_>,
+    id: i64,
+    pieces: &[StoredPiece],
+) -> rusqlite::Result<()> {
+    for (seq, p) in pieces.iter().enumerate() {
+        tx.execute(
+            "INSERT INTO pieces (entry_id, seq, start, end, origin, embedding) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![id, seq as i64, p.start as i64, p.end as i64, p.origin.as_str(), to_blob(&p.embedding)],
+        )?;
+    }
+    Ok(())
+}
+
 impl MemoryStore {
     /// Opens (creating if needed) a store. WAL mode: readers never block the writer, and a
     /// crash loses nothing that was committed.
@@ -175,10 +282,51 @@ impl MemoryStore {
                  embedding BLOB NOT NULL,
                  fingerprint TEXT NOT NULL
              );
-             CREATE TABLE IF NOT EXISTS store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
+             CREATE TABLE IF NOT EXISTS store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+             CREATE TABLE IF NOT EXISTS pieces (
+                 entry_id INTEGER NOT NULL,
+                 seq INTEGER NOT NULL,
+                 start INTEGER NOT NULL,
+                 end INTEGER NOT NULL,
+                 origin TEXT NOT NULL,
+                 embedding BLOB NOT NULL,
+                 PRIMARY KEY (entry_id, seq)
+             );",
         )
         .map_err(sql)?;
-        Ok(Self { path: path.to_path_buf(), conn, cache: Vec::new(), cache_version: None })
+        // Stores from before pieces existed lack the column: add it; their rows read as
+        // unprepared (NULL) until `reembed`.
+        let has_column: bool = conn
+            .query_row(
+                "SELECT count(*) FROM pragma_table_info('entries') WHERE name = 'prepare_version'",
+                [],
+                |r| r.get::<_, i64>(0),
+            )
+            .map_err(sql)?
+            > 0;
+        if !has_column {
+            conn.execute_batch("ALTER TABLE entries ADD COLUMN prepare_version INTEGER")
+                .map_err(sql)?;
+        }
+        Ok(Self {
+            path: path.to_path_buf(),
+            conn,
+            cache: Vec::new(),
+            cache_version: None,
+            prepare: PrepareConfig::default(),
+        })
+    }
+
+    /// Sets how new entries are cut into pieces (the index's windowing; the default otherwise).
+    pub fn set_prepare(&mut self, prepare: PrepareConfig) -> &mut Self {
+        self.prepare = prepare;
+        self
+    }
+
+    /// Entries whose pieces are missing or stale (screened as a whole until `reembed`).
+    pub fn needs_reembed_count(&mut self) -> Result<usize> {
+        self.refresh()?;
+        Ok(self.cache.iter().filter(|e| e.needs_reembed()).count())
     }
 
     fn sql(&self, source: rusqlite::Error) -> MemoryError {
@@ -219,9 +367,11 @@ impl MemoryStore {
         }
         let info = model.info();
         self.check_model(info.fingerprint, &info.name)?;
-        let v = model
-            .embed(text)
-            .map_err(|source| MemoryError::Embed { path: self.path.clone(), source })?;
+        let EmbeddedEntry { embedding: v, pieces } =
+            embed_for_screening(model, &[text], &self.prepare)
+                .map_err(|source| MemoryError::Embed { path: self.path.clone(), source })?
+                .pop()
+                .unwrap_or(EmbeddedEntry { embedding: Vec::new(), pieces: Vec::new() });
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs() as i64)
@@ -237,11 +387,13 @@ impl MemoryStore {
         )
         .map_err(|e| MemoryError::Sqlite { path: self.path.clone(), source: e })?;
         tx.execute(
-            "INSERT INTO entries (kind, text, created_at, source, embedding, fingerprint) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![kind, text, now, source, to_blob(&v), fp],
+            "INSERT INTO entries (kind, text, created_at, source, embedding, fingerprint, prepare_version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![kind, text, now, source, to_blob(&v), fp, PREPARE_VERSION],
         )
         .map_err(|e| MemoryError::Sqlite { path: self.path.clone(), source: e })?;
         let id = tx.last_insert_rowid();
+        insert_pieces(&tx, id, &pieces)
+            .map_err(|e| MemoryError::Sqlite { path: self.path.clone(), source: e })?;
         tx.commit().map_err(|e| MemoryError::Sqlite { path: self.path.clone(), source: e })?;
         Ok(id)
     }
@@ -252,17 +404,20 @@ impl MemoryStore {
         Ok(&self.cache)
     }
 
-    /// Removes an entry; returns whether it existed.
+    /// Removes an entry and its pieces; returns whether it existed.
     pub fn remove(&mut self, id: i64) -> Result<bool> {
-        let n = self
-            .conn
-            .execute("DELETE FROM entries WHERE id = ?1", params![id])
-            .map_err(|e| self.sql(e))?;
+        let path = self.path.clone();
+        let sql = |source| MemoryError::Sqlite { path: path.clone(), source };
+        let tx = self.conn.transaction().map_err(sql)?;
+        tx.execute("DELETE FROM pieces WHERE entry_id = ?1", params![id]).map_err(sql)?;
+        let n = tx.execute("DELETE FROM entries WHERE id = ?1", params![id]).map_err(sql)?;
+        tx.commit().map_err(sql)?;
         Ok(n > 0)
     }
 
-    /// Re-embeds every entry with `model` in one transaction and records its fingerprint:
-    /// the explicit migration after a model change. Returns the number of entries.
+    /// Re-embeds every entry and its pieces with `model` in one transaction and records its
+    /// fingerprint: the explicit migration after a model change, and the upgrade of entries
+    /// stored before pieces existed. Returns the number of entries.
     pub fn reembed(&mut self, model: &dyn Embedder) -> Result<usize> {
         let entries: Vec<(i64, String)> = {
             let mut st = self
@@ -275,19 +430,20 @@ impl MemoryStore {
                 .map_err(|e| self.sql(e))?
         };
         let texts: Vec<&str> = entries.iter().map(|(_, t)| t.as_str()).collect();
-        let vectors = model
-            .embed_batch(&texts)
+        let embedded = embed_for_screening(model, &texts, &self.prepare)
             .map_err(|source| MemoryError::Embed { path: self.path.clone(), source })?;
         let fp = model.info().fingerprint.to_hex();
         let path = self.path.clone();
         let sql = |source| MemoryError::Sqlite { path: path.clone(), source };
         let tx = self.conn.transaction().map_err(sql)?;
-        for ((id, _), v) in entries.iter().zip(&vectors) {
+        for ((id, _), e) in entries.iter().zip(&embedded) {
             tx.execute(
-                "UPDATE entries SET embedding = ?1, fingerprint = ?2 WHERE id = ?3",
-                params![to_blob(v), fp, id],
+                "UPDATE entries SET embedding = ?1, fingerprint = ?2, prepare_version = ?3 WHERE id = ?4",
+                params![to_blob(&e.embedding), fp, PREPARE_VERSION, id],
             )
             .map_err(sql)?;
+            tx.execute("DELETE FROM pieces WHERE entry_id = ?1", params![id]).map_err(sql)?;
+            insert_pieces(&tx, *id, &e.pieces).map_err(sql)?;
         }
         tx.execute("INSERT INTO store_meta (key, value) VALUES ('fingerprint', ?1) ON CONFLICT(key) DO UPDATE SET value = excluded.value", params![fp]).map_err(sql)?;
         tx.commit().map_err(sql)?;
@@ -322,7 +478,7 @@ impl MemoryStore {
         let mut st = self
             .conn
             .prepare(
-                "SELECT id, kind, text, created_at, source, embedding FROM entries ORDER BY id",
+                "SELECT id, kind, text, created_at, source, embedding, prepare_version FROM entries ORDER BY id",
             )
             .map_err(|e| self.sql(e))?;
         let rows = st
@@ -334,29 +490,83 @@ impl MemoryStore {
                     r.get::<_, i64>(3)?,
                     r.get::<_, String>(4)?,
                     r.get::<_, Vec<u8>>(5)?,
+                    r.get::<_, Option<i64>>(6)?,
                 ))
             })
             .map_err(|e| MemoryError::Sqlite { path: self.path.clone(), source: e })?;
         let mut out = Vec::new();
         for row in rows {
-            let (id, kind, text, created_at, source, blob) =
+            let (id, kind, text, created_at, source, blob, prepare_version) =
                 row.map_err(|e| MemoryError::Sqlite { path: self.path.clone(), source: e })?;
-            if !blob.len().is_multiple_of(4) {
-                return Err(MemoryError::Corrupt {
-                    path: self.path.clone(),
-                    id,
-                    problem: format!("embedding blob of {} bytes", blob.len()),
-                });
-            }
-            let embedding = blob
-                .chunks_exact(4)
-                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-                .collect();
-            out.push(Entry { id, kind, text, created_at, source, embedding });
+            let embedding = self.floats(id, &blob)?;
+            out.push(Entry {
+                id,
+                kind,
+                text,
+                created_at,
+                source,
+                embedding,
+                prepare_version: prepare_version.and_then(|v| u32::try_from(v).ok()),
+                pieces: Vec::new(),
+            });
         }
         drop(st);
+        self.load_pieces(&mut out)?;
         self.cache = out;
         self.cache_version = Some(stamp);
+        Ok(())
+    }
+
+    fn floats(&self, id: i64, blob: &[u8]) -> Result<Vec<f32>> {
+        if !blob.len().is_multiple_of(4) {
+            return Err(MemoryError::Corrupt {
+                path: self.path.clone(),
+                id,
+                problem: format!("embedding blob of {} bytes", blob.len()),
+            });
+        }
+        Ok(blob.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect())
+    }
+
+    /// Attaches stored pieces to their entries (`entries` ascend by id).
+    fn load_pieces(&self, entries: &mut [Entry]) -> Result<()> {
+        let sql = |e| MemoryError::Sqlite { path: self.path.clone(), source: e };
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT entry_id, start, end, origin, embedding FROM pieces ORDER BY entry_id, seq",
+            )
+            .map_err(sql)?;
+        let rows = st
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, i64>(2)?,
+                    r.get::<_, String>(3)?,
+                    r.get::<_, Vec<u8>>(4)?,
+                ))
+            })
+            .map_err(sql)?;
+        for row in rows {
+            let (id, start, end, origin, blob) = row.map_err(sql)?;
+            let Ok(at) = entries.binary_search_by_key(&id, |e| e.id) else { continue };
+            let corrupt =
+                |problem: String| MemoryError::Corrupt { path: self.path.clone(), id, problem };
+            let origin = Origin::parse(&origin)
+                .ok_or_else(|| corrupt(format!("piece origin {origin:?} is not known")))?;
+            let len = entries[at].text.len() as i64;
+            if start < 0 || end < start || end > len {
+                return Err(corrupt(format!("piece range {start}..{end} is outside the text")));
+            }
+            let embedding = self.floats(id, &blob)?;
+            entries[at].pieces.push(StoredPiece {
+                start: start as usize,
+                end: end as usize,
+                origin,
+                embedding,
+            });
+        }
         Ok(())
     }
 

@@ -32,7 +32,8 @@ pub use crate::decision::{
 };
 pub use crate::error::{Result, RouteError};
 pub use crate::router::{RouteOptions, Router, RouterBuilder, Scratch};
-pub use crate::screen::{ScreenEntry, ScreenReport, Verdict};
+pub use crate::screen::{PieceRef, PieceVerdict, ScreenEntry, ScreenReport, Verdict};
+pub use switchyard_untrusted::Origin;
 
 mod cascade;
 mod decision;

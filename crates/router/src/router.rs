@@ -32,6 +32,8 @@ pub(crate) struct RouterConfig {
     injection: Option<f32>,
     /// Margin by which an entry's attack score must beat its benign score to be flagged.
     injection_margin: f32,
+    /// Screen with the contrast rule even when the index has a learned head.
+    contrast_only: bool,
     /// Task embeddings kept (0 disables the cache).
     cache_size: usize,
     /// Longest wait for the embedder before answering from deterministic signals.
@@ -68,6 +70,7 @@ impl Default for RouterConfig {
             mode_min: None,
             injection: None,
             injection_margin: 0.0,
+            contrast_only: false,
             cache_size: 256,
             embed_budget: None,
             semantic_modes: true,
@@ -123,6 +126,9 @@ impl RouterBuilder {
         injection_threshold: Option<f32> => injection);
     setter!(/// Margin an attack score must beat the benign score by (default 0).
         injection_margin: f32 => injection_margin);
+    setter!(/// Screens with the nearest-pattern contrast rule even when the index has a learned
+        /// head (default false: the head decides when there is one).
+        contrast_only: bool => contrast_only);
     setter!(/// Task embeddings cached (default 256; 0 disables).
         cache_size: usize => cache_size);
     setter!(/// Longest wait for the embedder (default none).
@@ -373,6 +379,11 @@ impl Router {
     /// The margin of the screening contrast rule.
     pub fn injection_margin(&self) -> f32 {
         self.config.injection_margin
+    }
+
+    /// Whether the contrast rule was forced.
+    pub(crate) fn contrast_only(&self) -> bool {
+        self.config.contrast_only
     }
 
     fn thresholds(&self) -> AppliedThresholds {

@@ -1,26 +1,65 @@
-//! Batched injection screening of untrusted entries that come with stored embeddings.
+//! Injection screening of untrusted entries that come with stored embeddings.
 //!
-//! **Rule.** For each entry, `attack` is its best score against the index's attack patterns
-//! and `benign` its best score against the benign look-alikes. The entry is flagged when
-//! `attack >= threshold` AND `attack > benign + margin`: it is close to a known attack, and not
-//! better explained as one of the harmless texts that share an attack's trigger words ("ignore
-//! the lint warning", "delete the temp files"). The threshold is derived per model at build
-//! time (see build-index) and can be overridden; the margin defaults to 0.
+//! An entry is screened as its **pieces**: the whole entry and its windows (sentence-aware
+//! chunks, de-obfuscated, base64 payloads decoded; see `switchyard-untrusted`), each embedded
+//! once when the entry was stored. The entry is flagged when any piece is, and the verdict
+//! names the piece with the highest score: which part of the text, and why.
 //!
-//! Scores come from one matrix product per matrix (entries x patterns), never from embedding:
-//! the entries' vectors were computed once, when they were stored.
+//! **Rules.** With a learned head in the index (the default), a piece is flagged when the
+//! head's logit over its embedding (and, if trained with them, its nearest-pattern scores)
+//! reaches the head's threshold, chosen at build time for a target false-positive rate, or
+//! when it is a near copy of a known attack (closer to it than to any benign look-alike, and
+//! at least as close as the head's `near_copy_threshold`). Without one (a catalog
+//! too small to train it, or an index older than version 4), the nearest-pattern **contrast
+//! rule** decides: `attack >= threshold` and `attack > benign + margin`, where `attack` and
+//! `benign` are the piece's best cosines against the attack patterns and the benign
+//! look-alikes.
+//!
+//! Scores come from dot products with stored vectors, never from embedding.
 
 use crate::{Result, RouteError, Router, kernels};
 use serde::Serialize;
-use switchyard_format::SectionKind;
+use switchyard_format::{MatrixView, ScreenHead, SectionKind};
+use switchyard_untrusted::Origin;
 
-/// One untrusted text and its stored unit embedding.
+/// One stored piece of an entry.
 #[derive(Debug, Clone, Copy)]
+pub struct PieceRef<'a> {
+    /// First byte of the entry it stands for.
+    pub start: usize,
+    /// One past its last byte.
+    pub end: usize,
+    /// Where it comes from.
+    pub origin: Origin,
+    /// Its embedding, made with the index's model.
+    pub embedding: &'a [f32],
+}
+
+/// One untrusted text, its stored whole-entry embedding and its stored pieces.
+#[derive(Debug, Clone)]
 pub struct ScreenEntry<'a> {
     /// The text.
     pub text: &'a str,
-    /// Its embedding, made with the index's model.
+    /// Its embedding as a whole (also used by memory search).
     pub embedding: &'a [f32],
+    /// Its windows' embeddings; empty for entries stored before windows existed, which are
+    /// then screened as a whole only.
+    pub pieces: Vec<PieceRef<'a>>,
+}
+
+/// The piece that decided a verdict.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PieceVerdict {
+    /// `whole` for the entry as a whole, else the piece's position among the pieces.
+    pub piece: String,
+    /// Where it comes from: `whole`, `window`, `normalised` or `decoded`.
+    pub origin: &'static str,
+    /// Its byte range in the entry.
+    pub start: usize,
+    /// One past its last byte.
+    pub end: usize,
+    /// Its text in the entry (at most 160 bytes).
+    pub excerpt: String,
 }
 
 /// The verdict on one entry.
@@ -30,13 +69,27 @@ pub struct Verdict {
     pub entry: usize,
     /// Whether it was flagged (and dropped).
     pub flagged: bool,
-    /// Best score against an attack pattern.
+    /// The rule that decided: `head` or `contrast`.
+    pub rule: &'static str,
+    /// The best piece's score under that rule: the head's logit, or for the contrast rule
+    /// `min(attack - injection threshold, attack - benign - margin)`. Flagged exactly when it
+    /// is >= `threshold`.
+    pub score: f32,
+    /// The head's threshold, or 0 for the contrast rule.
+    pub threshold: f32,
+    /// The piece with the highest score.
+    pub decided_by: PieceVerdict,
+    /// Pieces screened (the whole entry counts).
+    pub pieces_screened: usize,
+    /// Whether only the whole entry was screened (no stored windows).
+    pub whole_entry_only: bool,
+    /// Best score of the deciding piece against an attack pattern.
     pub attack_score: f32,
     /// That pattern's text.
     pub nearest_attack: String,
     /// Its category.
     pub attack_category: Option<String>,
-    /// Best score against a benign look-alike.
+    /// Best score of the deciding piece against a benign look-alike.
     pub benign_score: f32,
     /// That look-alike's text.
     pub nearest_benign: String,
@@ -51,71 +104,193 @@ pub struct ScreenReport {
     pub dropped: Vec<Verdict>,
     /// `dropped.len()`.
     pub dropped_count: usize,
-    /// The threshold used.
-    pub threshold: f32,
+    /// The rule in force: `head` or `contrast`.
+    pub rule: &'static str,
+    /// Why the contrast rule screens alone, when it does.
+    pub fallback_reason: Option<String>,
+    /// Entries screened as a whole only because they have no stored windows.
+    pub whole_entry_only: usize,
 }
 
-fn best_per_row(scores: &[f32], n: usize, m: usize) -> Vec<(f32, usize)> {
-    (0..n)
-        .map(|i| {
-            let row = &scores[i * m..(i + 1) * m];
-            // Ties go to the lowest pattern row, for determinism.
-            row.iter()
-                .enumerate()
-                .fold((f32::NEG_INFINITY, 0), |b, (j, &s)| if s > b.0 { (s, j) } else { b })
-        })
-        .collect()
+/// The best piece so far: its score and threshold, which piece (`None`: the whole entry), and
+/// its nearest attack and benign look-alike (score, row).
+struct Best {
+    score: f32,
+    threshold: f32,
+    piece: Option<usize>,
+    attack: (f32, usize),
+    benign: (f32, usize),
+}
+
+/// Best score and its row (ties to the lowest row); `(0, 0)` for an empty matrix.
+fn nearest(m: &MatrixView<'_>, v: &[f32]) -> (f32, usize) {
+    let mut best = (f32::NEG_INFINITY, 0);
+    for r in 0..m.rows() {
+        let s = kernels::dot(m.row(r), v);
+        if s > best.0 {
+            best = (s, r);
+        }
+    }
+    if m.rows() == 0 { (0.0, 0) } else { best }
+}
+
+fn excerpt(text: &str, start: usize, end: usize) -> String {
+    let (start, end) = (start.min(text.len()), end.min(text.len()));
+    let mut cut = end.min(start + 160);
+    while cut > start && !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let mut s0 = start;
+    while s0 < cut && !text.is_char_boundary(s0) {
+        s0 += 1;
+    }
+    text[s0..cut].to_string()
 }
 
 impl Router {
-    /// Screens entries against the injection and benign matrices in one batched product each.
+    /// Screens entries piece by piece: the head's logit (or the contrast rule) per piece,
+    /// the entry flagged when any piece is.
     pub fn screen(&self, entries: &[ScreenEntry<'_>]) -> Result<ScreenReport> {
         let dim = self.index().dim();
         for (i, e) in entries.iter().enumerate() {
-            if e.embedding.len() != dim {
-                return Err(RouteError::BadEmbedding {
-                    index: i,
-                    found: e.embedding.len(),
-                    expected: dim,
-                });
+            let bad = e
+                .pieces
+                .iter()
+                .map(|p| p.embedding.len())
+                .chain([e.embedding.len()])
+                .find(|&n| n != dim);
+            if let Some(found) = bad {
+                return Err(RouteError::BadEmbedding { index: i, found, expected: dim });
             }
         }
-        let threshold = self.injection_threshold();
-        let margin = self.injection_margin();
         let attacks = self.index().matrix(SectionKind::Injections);
         let benign = self.index().matrix(SectionKind::Benign);
-        let queries: Vec<&[f32]> = entries.iter().map(|e| e.embedding).collect();
-        let n = entries.len();
-        let a = best_per_row(&kernels::batch_scores(&queries, &attacks), n, attacks.rows());
-        let b = best_per_row(&kernels::batch_scores(&queries, &benign), n, benign.rows());
-        let meta = self.index().meta();
-        let mut report = ScreenReport { threshold, ..ScreenReport::default() };
-        for i in 0..n {
-            let (attack_score, ai) = a[i];
-            let (benign_score, bi) = b[i];
-            let has_attacks = attacks.rows() > 0;
-            let flagged =
-                has_attacks && attack_score >= threshold && attack_score > benign_score + margin;
+        let head = self.screen_head();
+        let mut report = ScreenReport {
+            rule: if head.is_some() { "head" } else { "contrast" },
+            fallback_reason: self.screen_fallback_reason(),
+            ..ScreenReport::default()
+        };
+        for (i, e) in entries.iter().enumerate() {
+            // (score, threshold, piece index or None for the whole, attack, benign)
+            let mut best: Option<Best> = None;
+            let whole = std::iter::once((None, e.embedding));
+            let pieces = e.pieces.iter().enumerate().map(|(k, p)| (Some(k), p.embedding));
+            for (k, v) in whole.chain(pieces) {
+                let (score, threshold, a, b) = match head {
+                    Some(h) => {
+                        // Every piece's nearest patterns: features of the head, and the
+                        // near-copy check.
+                        let (a, b) = (nearest(&attacks, v), nearest(&benign, v));
+                        let logit = kernels::dot(&h.weights, v)
+                            + h.attack_weight * a.0
+                            + h.benign_weight * b.0
+                            + h.bias;
+                        let near_copy = a.0 >= h.near_copy_threshold && a.0 > b.0;
+                        // A near copy counts as reaching the threshold (its logit is kept
+                        // when higher).
+                        let score = if near_copy { logit.max(h.threshold) } else { logit };
+                        (score, h.threshold, a, b)
+                    }
+                    None => {
+                        let (a, b) = (nearest(&attacks, v), nearest(&benign, v));
+                        let t = self.injection_threshold();
+                        let over_benign = a.0 - b.0 - self.injection_margin();
+                        let score = if attacks.rows() == 0 {
+                            f32::NEG_INFINITY
+                        } else {
+                            (a.0 - t).min(over_benign)
+                        };
+                        // Strictly above the benign side, as the rule says.
+                        let score = if over_benign == 0.0 { -f32::MIN_POSITIVE } else { score };
+                        (score, 0.0, a, b)
+                    }
+                };
+                if best.as_ref().is_none_or(|b0| score > b0.score) {
+                    best = Some(Best { score, threshold, piece: k, attack: a, benign: b });
+                }
+            }
+            let Some(Best { score, threshold, piece: k, attack: a, benign: b }) = best else {
+                continue;
+            };
+            let (start, end, origin, piece) = match k {
+                Some(k) => {
+                    let p = &e.pieces[k];
+                    (p.start, p.end, p.origin.as_str(), k.to_string())
+                }
+                None => (0, e.text.len(), "whole", "whole".to_string()),
+            };
+            let meta = self.index().meta();
             let v = Verdict {
                 entry: i,
-                flagged,
-                attack_score: if has_attacks { attack_score } else { 0.0 },
-                nearest_attack: if has_attacks {
-                    self.index().row_text(SectionKind::Injections, ai).to_string()
+                flagged: score >= threshold,
+                rule: report.rule,
+                score,
+                threshold,
+                decided_by: PieceVerdict {
+                    piece,
+                    origin,
+                    start,
+                    end,
+                    excerpt: excerpt(e.text, start, end),
+                },
+                pieces_screened: 1 + e.pieces.len(),
+                whole_entry_only: e.pieces.is_empty(),
+                attack_score: a.0,
+                nearest_attack: if attacks.rows() > 0 {
+                    self.index().row_text(SectionKind::Injections, a.1).to_string()
                 } else {
                     String::new()
                 },
-                attack_category: meta.injections.get(ai).and_then(|p| p.category.clone()),
-                benign_score: if benign.rows() > 0 { benign_score } else { 0.0 },
+                attack_category: meta.injections.get(a.1).and_then(|p| p.category.clone()),
+                benign_score: b.0,
                 nearest_benign: if benign.rows() > 0 {
-                    self.index().row_text(SectionKind::Benign, bi).to_string()
+                    self.index().row_text(SectionKind::Benign, b.1).to_string()
                 } else {
                     String::new()
                 },
             };
-            if flagged { report.dropped.push(v) } else { report.kept.push(v) }
+            report.whole_entry_only += usize::from(v.whole_entry_only);
+            if v.flagged { report.dropped.push(v) } else { report.kept.push(v) }
         }
         report.dropped_count = report.dropped.len();
         Ok(report)
+    }
+
+    /// How untrusted entries are cut into pieces: the windowing recorded in the index, else
+    /// the default (indexes older than version 4).
+    pub fn prepare_config(&self) -> switchyard_untrusted::PrepareConfig {
+        let mut c = switchyard_untrusted::PrepareConfig::default();
+        if let Some(w) = self.index().screen().map(|s| s.windowing) {
+            c.windows.target_bytes = w.target_bytes as usize;
+            c.windows.single_window_bytes = w.single_window_bytes as usize;
+            c.windows.max_windows = w.max_windows as usize;
+            c.max_payloads = w.max_payloads as usize;
+            c.max_payload_bytes = w.max_payload_bytes as usize;
+        }
+        c
+    }
+
+    /// The learned head, unless the contrast rule was forced or the index has none.
+    pub fn screen_head(&self) -> Option<&ScreenHead> {
+        if self.contrast_only() {
+            return None;
+        }
+        self.index().screen().and_then(|s| s.head.as_ref())
+    }
+
+    /// Why the contrast rule screens alone, when it does.
+    pub fn screen_fallback_reason(&self) -> Option<String> {
+        if self.contrast_only() {
+            return Some("the contrast rule was chosen explicitly".into());
+        }
+        match self.index().screen() {
+            None => Some(format!(
+                "index {} has no learned screen (format version {}); rebuild it with this version of build-index",
+                self.index().path().display(),
+                self.index().header().version
+            )),
+            Some(s) => s.fallback_reason.clone(),
+        }
     }
 }

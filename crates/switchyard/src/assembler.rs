@@ -7,7 +7,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use switchyard_embed::Embedder;
 use switchyard_memory::MemoryStore;
-use switchyard_router::{AnsweredBy, Decision, RouteOptions, Router, RouterBuilder, ScreenEntry};
+use switchyard_router::{
+    AnsweredBy, Decision, PieceRef, RouteOptions, Router, RouterBuilder, ScreenEntry,
+};
 
 /// Errors of the assembler.
 #[derive(Debug, thiserror::Error)]
@@ -173,7 +175,11 @@ impl AssemblerBuilder {
         let warm = std::thread::spawn(move || counter.count(""));
         let router = self.router.build(embedder)?;
         let memory = match &self.config.memory {
-            Some(p) => Some(Mutex::new(MemoryStore::open(p)?)),
+            Some(p) => {
+                let mut store = MemoryStore::open(p)?;
+                store.set_prepare(router.prepare_config());
+                Some(Mutex::new(store))
+            }
             None => None,
         };
         // A panic there would panic again, with its message, at the first count.
@@ -480,9 +486,30 @@ impl Assembler {
                 )?;
                 let entries: Vec<ScreenEntry<'_>> = hits
                     .iter()
-                    .map(|h| ScreenEntry { text: &h.entry.text, embedding: &h.entry.embedding })
+                    .map(|h| ScreenEntry {
+                        text: &h.entry.text,
+                        embedding: &h.entry.embedding,
+                        pieces: h
+                            .entry
+                            .pieces
+                            .iter()
+                            .map(|p| PieceRef {
+                                start: p.start,
+                                end: p.end,
+                                origin: p.origin,
+                                embedding: &p.embedding,
+                            })
+                            .collect(),
+                    })
                     .collect();
                 let report = self.router.screen(&entries)?;
+                let stale = hits.iter().filter(|h| h.entry.needs_reembed()).count();
+                if stale > 0 {
+                    diagnostics.push(format!(
+                        "{stale} memory entries were stored without window embeddings and were screened as a whole only; run `switchyard memory reembed --db {} --index <index>` to screen them window by window",
+                        store.path().display()
+                    ));
+                }
                 screened_out = report.dropped_count;
                 filtered += report.dropped_count;
                 for v in &report.kept {

@@ -1,0 +1,441 @@
+//! The learned injection screen: a logistic head trained at build time.
+//!
+//! **Rows.** Attacks: the catalog's injection patterns (and label-1 rows of
+//! `--injection-train` files). Benign: the catalog's benign look-alikes, and the catalog's
+//! own ordinary texts — every tool, skill and mode row and the builder's off-topic probes —
+//! because what the screen must pass is ordinary text, not only texts that mention "ignore"
+//! (and label-0 rows of the training files, each long one also cut into windows, since that is
+//! how it is screened).
+//!
+//! **Features.** The row's embedding; optionally (`contrast_features`) also its best cosine
+//! against the attack patterns and against the benign look-alikes (the nearest-pattern
+//! contrast rule made features, a row never counting against itself). They are off by default:
+//! they did not change the out-of-fold AUC, and without them a piece costs one dot product.
+//!
+//! **Fit.** L2-penalised logistic regression with balanced class weights, solved by L-BFGS in
+//! f64 in a fixed order: the same rows give the same bytes on any machine.
+//!
+//! **Threshold.** Chosen for a target false-positive rate on the benign side (default 1%)
+//! from out-of-fold scores (5 folds), so it reflects texts the head did not train on. The
+//! out-of-fold recall, false-positive rate and AUC are stored with the head.
+//!
+//! **Near copies.** Beside the head, the nearest-pattern contrast rule still flags a piece that
+//! is closer to a known attack than to any benign look-alike and at least as close as
+//! `near_copy_threshold`, chosen so that at most half the target rate of benign rows trips it:
+//! a catalog's own attacks, reworded, are caught even where the head generalises poorly.
+//!
+//! A catalog with fewer than [`MIN_HEAD_ROWS`] attack patterns or benign look-alikes gets no
+//! head: screening falls back to the contrast rule and the index says why.
+
+use switchyard_format::{ScreenHead, ScreenMeta, WindowingMeta};
+use switchyard_untrusted::PrepareConfig;
+
+/// Version of the screen training; an index from another version is rebuilt.
+pub const SCREEN_BUILDER_VERSION: u32 = 1;
+/// Below this many attack patterns or benign look-alikes, no head is trained.
+pub const MIN_HEAD_ROWS: usize = 20;
+/// The default false-positive rate the threshold targets on benign text.
+pub const DEFAULT_TARGET_FPR: f32 = 0.01;
+/// The default L2 penalty on the class-balanced loss (each class weighs 1). Chosen by the
+/// out-of-fold AUC of the default catalog and its training file (0.003 / 0.01 / 0.03 / 0.1
+/// tried: e5-small is best at 0.01, MiniLM at 0.1, both within 0.002 of their best at 0.03);
+/// see `benches/RESULTS.md`.
+pub const DEFAULT_L2: f64 = 0.03;
+/// Folds for the out-of-fold threshold.
+const FOLDS: usize = 5;
+/// L-BFGS iterations at most.
+const MAX_ITERATIONS: usize = 500;
+
+/// One labelled training row: a unit embedding and whether it is an attack.
+#[derive(Debug, Clone)]
+pub struct Row {
+    /// Unit embedding.
+    pub embedding: Vec<f32>,
+    /// 1 for an attack.
+    pub attack: bool,
+    /// Index of this row in the attack pattern matrix (to exclude itself), if it is one.
+    pub pattern_row: Option<usize>,
+    /// Index in the benign look-alike matrix, if it is one.
+    pub benign_row: Option<usize>,
+}
+
+/// Settings of the screen training.
+#[derive(Debug, Clone)]
+pub struct ScreenOptions {
+    /// Target false-positive rate on benign rows (out of fold).
+    pub target_fpr: f32,
+    /// L2 penalty.
+    pub l2: f64,
+    /// Names of the training sources, recorded in the index.
+    pub sources: Vec<String>,
+    /// Whether the nearest attack and benign look-alike cosines are features beside the
+    /// embedding (the contrast rule inside the head). Without them screening a piece is one
+    /// dot product.
+    pub contrast_features: bool,
+    /// How entries are cut into windows.
+    pub prepare: PrepareConfig,
+}
+
+impl Default for ScreenOptions {
+    fn default() -> Self {
+        Self {
+            target_fpr: DEFAULT_TARGET_FPR,
+            l2: DEFAULT_L2,
+            sources: vec!["catalog".into()],
+            // Measured on the default catalog and its training file: out-of-fold AUC 0.971
+            // (e5-small) and 0.942 (MiniLM) with and without them, to the third decimal, so
+            // the default keeps screening to one dot product per piece.
+            contrast_features: false,
+            prepare: PrepareConfig::default(),
+        }
+    }
+}
+
+/// The windowing record of a preparation config.
+pub fn windowing_meta(p: &PrepareConfig) -> WindowingMeta {
+    WindowingMeta {
+        prepare_version: switchyard_untrusted::PREPARE_VERSION,
+        target_bytes: p.windows.target_bytes as u32,
+        single_window_bytes: p.windows.single_window_bytes as u32,
+        max_windows: p.windows.max_windows as u32,
+        max_payloads: p.max_payloads as u32,
+        max_payload_bytes: p.max_payload_bytes as u32,
+    }
+}
+
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// Best cosine of `v` against the unpadded rows of `m`, skipping row `skip`; 0 without rows.
+fn best(v: &[f32], m: &[f32], dim: usize, skip: Option<usize>) -> f32 {
+    let mut b = f32::NEG_INFINITY;
+    for (i, row) in m.chunks_exact(dim).enumerate() {
+        if Some(i) != skip {
+            b = b.max(dot(v, row));
+        }
+    }
+    if b.is_finite() { b } else { 0.0 }
+}
+
+/// The feature vector of a row: scaled embedding, attack cosine, benign cosine, 1 (bias).
+/// The embedding is scaled by sqrt(dim) so its components are about as large as the cosines
+/// and one L2 penalty suits all features.
+fn features(row: &Row, attacks: &[f32], benign: &[f32], dim: usize, contrast: bool) -> Vec<f64> {
+    let scale = (dim as f64).sqrt();
+    let mut f: Vec<f64> = row.embedding.iter().map(|&x| f64::from(x) * scale).collect();
+    if contrast {
+        f.push(f64::from(best(&row.embedding, attacks, dim, row.pattern_row)));
+        f.push(f64::from(best(&row.embedding, benign, dim, row.benign_row)));
+    } else {
+        f.extend([0.0, 0.0]);
+    }
+    f.push(1.0);
+    f
+}
+
+fn sigmoid(z: f64) -> f64 {
+    1.0 / (1.0 + (-z).exp())
+}
+
+/// The class-balanced, L2-penalised logistic loss and its gradient at `w` over the rows
+/// `use_row` selects (the last weight is the bias and is not penalised).
+fn loss_and_gradient(
+    x: &[Vec<f64>],
+    y: &[bool],
+    use_row: &[bool],
+    class_weight: (f64, f64),
+    lambda: f64,
+    w: &[f64],
+    grad: &mut [f64],
+) -> f64 {
+    let n = w.len();
+    grad.iter_mut().for_each(|g| *g = 0.0);
+    let mut loss = 0.0;
+    for ((xi, &yi), _) in x.iter().zip(y).zip(use_row).filter(|(_, u)| **u) {
+        let z: f64 = xi.iter().zip(w).map(|(a, b)| a * b).sum();
+        let c = if yi { class_weight.0 } else { class_weight.1 };
+        // log(1 + e^-z) for a positive, log(1 + e^z) for a negative, computed stably.
+        let m = if yi { -z } else { z };
+        loss += c * (m.max(0.0) + (-m.abs()).exp().ln_1p());
+        let r = c * (sigmoid(z) - if yi { 1.0 } else { 0.0 });
+        for (g, a) in grad.iter_mut().zip(xi) {
+            *g += r * a;
+        }
+    }
+    for k in 0..n - 1 {
+        loss += 0.5 * lambda * w[k] * w[k];
+        grad[k] += lambda * w[k];
+    }
+    loss
+}
+
+fn dot64(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// Fits weights (the last one the bias, unpenalised) on the rows `use_row` selects, by
+/// L-BFGS (ten pairs, backtracking line search): a few hundred passes over the rows, in a
+/// fixed order, so the result is the same on every machine.
+fn fit(x: &[Vec<f64>], y: &[bool], use_row: &[bool], l2: f64) -> Vec<f64> {
+    let n = x[0].len();
+    let (pos, neg) = y
+        .iter()
+        .zip(use_row)
+        .filter(|(_, u)| **u)
+        .fold((0usize, 0usize), |(p, q), (y, _)| if *y { (p + 1, q) } else { (p, q + 1) });
+    // Balanced: each class weighs 1 in total.
+    let cw = (1.0 / pos.max(1) as f64, 1.0 / neg.max(1) as f64);
+    let mut w = vec![0.0f64; n];
+    let mut g = vec![0.0f64; n];
+    let mut f = loss_and_gradient(x, y, use_row, cw, l2, &w, &mut g);
+    let mut history: std::collections::VecDeque<(Vec<f64>, Vec<f64>, f64)> =
+        std::collections::VecDeque::new();
+    let mut g_new = vec![0.0f64; n];
+    for _ in 0..MAX_ITERATIONS {
+        // Two-loop recursion: d = -H g.
+        let mut q = g.clone();
+        let mut alphas = Vec::with_capacity(history.len());
+        for (s, yv, rho) in history.iter().rev() {
+            let a = rho * dot64(s, &q);
+            q.iter_mut().zip(yv).for_each(|(qi, yi)| *qi -= a * yi);
+            alphas.push(a);
+        }
+        if let Some((s, yv, _)) = history.back() {
+            let gamma = dot64(s, yv) / dot64(yv, yv);
+            q.iter_mut().for_each(|qi| *qi *= gamma);
+        }
+        for ((s, yv, rho), a) in history.iter().zip(alphas.iter().rev()) {
+            let b = rho * dot64(yv, &q);
+            q.iter_mut().zip(s).for_each(|(qi, si)| *qi += (a - b) * si);
+        }
+        let d: Vec<f64> = q.iter().map(|v| -v).collect();
+        let slope = dot64(&g, &d);
+        if slope >= 0.0 {
+            history.clear();
+            continue;
+        }
+        let mut step = 1.0;
+        let mut w_new = vec![0.0f64; n];
+        let mut f_new = f;
+        for _ in 0..30 {
+            w_new.iter_mut().zip(&w).zip(&d).for_each(|((wn, wi), di)| *wn = wi + step * di);
+            f_new = loss_and_gradient(x, y, use_row, cw, l2, &w_new, &mut g_new);
+            if f_new <= f + 1e-4 * step * slope {
+                break;
+            }
+            step *= 0.5;
+        }
+        let s: Vec<f64> = w_new.iter().zip(&w).map(|(a, b)| a - b).collect();
+        let yv: Vec<f64> = g_new.iter().zip(&g).map(|(a, b)| a - b).collect();
+        let sy = dot64(&s, &yv);
+        let improvement = f - f_new;
+        w.copy_from_slice(&w_new);
+        g.copy_from_slice(&g_new);
+        f = f_new;
+        if sy > 1e-12 {
+            if history.len() == 10 {
+                history.pop_front();
+            }
+            history.push_back((s, yv, 1.0 / sy));
+        }
+        if improvement.abs() < 1e-10 * f.abs().max(1.0) || dot64(&g, &g).sqrt() < 1e-7 {
+            break;
+        }
+    }
+    w
+}
+
+fn logit(w: &[f64], x: &[f64]) -> f64 {
+    w.iter().zip(x).map(|(a, b)| a * b).sum()
+}
+
+/// ROC AUC of scores (ties count half).
+fn auc(scores: &[f64], y: &[bool]) -> f64 {
+    let mut idx: Vec<usize> = (0..scores.len()).collect();
+    idx.sort_by(|&a, &b| scores[a].total_cmp(&scores[b]));
+    let (mut rank_sum, mut pos) = (0.0, 0usize);
+    let mut i = 0;
+    while i < idx.len() {
+        let mut j = i;
+        while j + 1 < idx.len() && scores[idx[j + 1]] == scores[idx[i]] {
+            j += 1;
+        }
+        let avg = (i + j) as f64 / 2.0 + 1.0;
+        for &k in &idx[i..=j] {
+            if y[k] {
+                rank_sum += avg;
+                pos += 1;
+            }
+        }
+        i = j + 1;
+    }
+    let neg = scores.len() - pos;
+    if pos == 0 || neg == 0 {
+        return 0.5;
+    }
+    (rank_sum - (pos * (pos + 1)) as f64 / 2.0) / (pos * neg) as f64
+}
+
+/// The fold of row `i`: a fixed pseudo-random permutation, so neighbouring rows (an attack and
+/// its translations) spread over folds the same way on every build.
+fn fold_of(i: usize) -> usize {
+    ((i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) as usize % FOLDS
+}
+
+/// Trains the head, or says why not.
+pub fn train(
+    rows: &[Row],
+    attacks: &[f32],
+    benign: &[f32],
+    dim: usize,
+    options: &ScreenOptions,
+) -> ScreenMeta {
+    let windowing = windowing_meta(&options.prepare);
+    let (n_attack_patterns, n_benign_patterns) =
+        (attacks.len() / dim.max(1), benign.len() / dim.max(1));
+    if n_attack_patterns < MIN_HEAD_ROWS || n_benign_patterns < MIN_HEAD_ROWS {
+        return ScreenMeta {
+            builder_version: SCREEN_BUILDER_VERSION,
+            head: None,
+            fallback_reason: Some(format!(
+                "the catalog has {n_attack_patterns} injection patterns and {n_benign_patterns} benign look-alikes; a learned screen needs {MIN_HEAD_ROWS} of each, so the nearest-pattern contrast rule screens alone"
+            )),
+            windowing,
+        };
+    }
+    let x: Vec<Vec<f64>> =
+        rows.iter().map(|r| features(r, attacks, benign, dim, options.contrast_features)).collect();
+    let y: Vec<bool> = rows.iter().map(|r| r.attack).collect();
+    let mut oof = vec![0.0f64; rows.len()];
+    for k in 0..FOLDS {
+        let train: Vec<bool> = (0..rows.len()).map(|i| fold_of(i) != k).collect();
+        let w = fit(&x, &y, &train, options.l2);
+        for i in (0..rows.len()).filter(|&i| fold_of(i) == k) {
+            oof[i] = logit(&w, &x[i]);
+        }
+    }
+    let mut benign_scores: Vec<f64> =
+        oof.iter().zip(&y).filter(|(_, y)| !**y).map(|(s, _)| *s).collect();
+    benign_scores.sort_by(|a, b| b.total_cmp(a));
+    // The largest threshold-crossing count allowed, then a threshold just above the next score.
+    let allowed = (f64::from(options.target_fpr) * benign_scores.len() as f64).floor() as usize;
+    let threshold = match benign_scores.get(allowed) {
+        Some(&s) => next_up(s as f32),
+        None => f32::MIN,
+    };
+    let flagged = |s: f64| s as f32 >= threshold;
+    let attacks_n = y.iter().filter(|y| **y).count();
+    let benign_n = y.len() - attacks_n;
+    let tp = oof.iter().zip(&y).filter(|(s, y)| **y && flagged(**s)).count();
+    let fp = oof.iter().zip(&y).filter(|(s, y)| !**y && flagged(**s)).count();
+    let w = fit(&x, &y, &vec![true; rows.len()], options.l2);
+    let scale = (dim as f64).sqrt();
+    let near_copy_threshold =
+        near_copy_threshold(rows, attacks, benign, dim, options.target_fpr / 2.0);
+    ScreenMeta {
+        builder_version: SCREEN_BUILDER_VERSION,
+        head: Some(ScreenHead {
+            weights: w[..dim].iter().map(|&v| (v * scale) as f32).collect(),
+            attack_weight: w[dim] as f32,
+            benign_weight: w[dim + 1] as f32,
+            bias: w[dim + 2] as f32,
+            threshold,
+            near_copy_threshold,
+            target_fpr: options.target_fpr,
+            l2: options.l2 as f32,
+            oof_recall: tp as f32 / attacks_n.max(1) as f32,
+            oof_fpr: fp as f32 / benign_n.max(1) as f32,
+            oof_auc: auc(&oof, &y) as f32,
+            attacks: attacks_n as u32,
+            benign: benign_n as u32,
+            sources: options.sources.clone(),
+        }),
+        fallback_reason: None,
+        windowing,
+    }
+}
+
+/// The lowest attack cosine at which the contrast rule (`attack >= t` and `attack > benign`)
+/// trips on at most `fpr` of the benign rows (a look-alike never counting against itself).
+fn near_copy_threshold(rows: &[Row], attacks: &[f32], benign: &[f32], dim: usize, fpr: f32) -> f32 {
+    let mut tripping: Vec<f32> = rows
+        .iter()
+        .filter(|r| !r.attack)
+        .filter_map(|r| {
+            let a = best(&r.embedding, attacks, dim, None);
+            let b = best(&r.embedding, benign, dim, r.benign_row);
+            (a > b).then_some(a)
+        })
+        .collect();
+    let n_benign = rows.iter().filter(|r| !r.attack).count();
+    tripping.sort_by(|a, b| b.total_cmp(a));
+    let allowed = (f64::from(fpr) * n_benign as f64).floor() as usize;
+    match tripping.get(allowed) {
+        Some(&a) => next_up(a),
+        None => tripping.last().map_or(0.0, |&a| a.min(0.0)),
+    }
+}
+
+/// The smallest f32 above `x`.
+fn next_up(x: f32) -> f32 {
+    if x.is_nan() || x == f32::INFINITY {
+        return x;
+    }
+    let bits = x.to_bits();
+    let next = if x == 0.0 {
+        1
+    } else if x > 0.0 {
+        bits + 1
+    } else {
+        bits - 1
+    };
+    f32::from_bits(next)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unit(v: Vec<f32>) -> Vec<f32> {
+        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.into_iter().map(|x| x / n).collect()
+    }
+
+    /// Attacks lean on dimension 0, benign rows on dimension 1, with noise elsewhere.
+    fn toy(n: usize, dim: usize) -> (Vec<Row>, Vec<f32>, Vec<f32>) {
+        let mut rows = Vec::new();
+        let (mut attacks, mut benign) = (Vec::new(), Vec::new());
+        for i in 0..n {
+            let noise = |k: usize| ((i * 31 + k * 17) % 13) as f32 / 13.0 - 0.5;
+            let mut a: Vec<f32> = (0..dim).map(noise).collect();
+            a[0] += 2.0;
+            let mut b: Vec<f32> = (0..dim).map(|k| noise(k + 3)).collect();
+            b[1] += 2.0;
+            let (a, b) = (unit(a), unit(b));
+            attacks.extend(&a);
+            benign.extend(&b);
+            rows.push(Row { embedding: a, attack: true, pattern_row: Some(i), benign_row: None });
+            rows.push(Row { embedding: b, attack: false, pattern_row: None, benign_row: Some(i) });
+        }
+        (rows, attacks, benign)
+    }
+
+    #[test]
+    fn a_separable_catalog_gets_a_head_that_separates_it_deterministically() {
+        let (rows, a, b) = toy(40, 8);
+        let m = train(&rows, &a, &b, 8, &ScreenOptions::default());
+        let head = m.head.clone().expect("head");
+        assert!(head.oof_auc > 0.99, "{head:?}");
+        assert!(head.oof_fpr <= 0.01 + 1e-6);
+        assert_eq!(train(&rows, &a, &b, 8, &ScreenOptions::default()), m);
+    }
+
+    #[test]
+    fn too_few_patterns_fall_back_to_the_contrast_rule_and_say_so() {
+        let (rows, a, b) = toy(10, 8);
+        let m = train(&rows, &a, &b, 8, &ScreenOptions::default());
+        assert!(m.head.is_none());
+        assert!(m.fallback_reason.unwrap().contains("contrast rule"));
+    }
+}
