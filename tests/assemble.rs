@@ -163,7 +163,7 @@ fn hostile_entries_cannot_close_or_forge_the_wrapper() {
     store.add(hash().as_ref(), "memory", hostile, "test").unwrap();
     // Screening is not what protects here: disable it to test the wrapper alone.
     let mut b = AssemblerBuilder::new(&index);
-    b.memory_db(Some(db)).router().injection_threshold(Some(1.0));
+    b.memory_db(Some(db)).router().contrast_only(true).injection_threshold(Some(1.0));
     let a = b.build(hash()).unwrap();
     let out = a.assemble("fix the login test note", &fixed_root()).unwrap();
     assert_eq!(out.context.memories.len(), 1, "the hostile entry is included (as data)");

@@ -246,7 +246,7 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
             "windowing": s.windowing,
             "fallback_reason": s.fallback_reason,
             "head": s.head.as_ref().map(|h| serde_json::json!({
-                "threshold": h.threshold, "target_fpr": h.target_fpr, "l2": h.l2,
+                "threshold": h.threshold, "near_copy_threshold": h.near_copy_threshold, "target_fpr": h.target_fpr, "l2": h.l2,
                 "attack_weight": h.attack_weight, "benign_weight": h.benign_weight,
                 "oof_auc": h.oof_auc, "oof_recall": h.oof_recall, "oof_fpr": h.oof_fpr,
                 "attacks": h.attacks, "benign": h.benign, "sources": h.sources,
@@ -294,9 +294,10 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
     match index.screen() {
         Some(sc) => match &sc.head {
             Some(h) => println!(
-                "screen     learned head: threshold {:.3} for {:.1}% false positives; {} attacks and {} benign rows ({}); out of fold AUC {:.3}, recall {:.3}, FPR {:.3}; windows of {} bytes, at most {}",
+                "screen     learned head: threshold {:.3} for {:.1}% false positives, near copies of an attack from cosine {:.3}; {} attacks and {} benign rows ({}); out of fold AUC {:.3}, recall {:.3}, FPR {:.3}; windows of {} bytes, at most {}",
                 h.threshold,
                 h.target_fpr * 100.0,
+                h.near_copy_threshold,
                 h.attacks,
                 h.benign,
                 h.sources.join(", "),
