@@ -134,7 +134,9 @@ fn write(path: &Path, text: &str) {
 
 #[test]
 fn injection_eval_separates_attacks_from_benign_notes() {
-    let Some(embedder) = common::model_or_skip("minilm") else { return };
+    // e5-small: the multilingual model is the one the learned screen is measured for (MiniLM's
+    // head is weaker: see benches/RESULTS.md).
+    let Some(embedder) = common::model_or_skip("e5-small") else { return };
     let dir = tempfile::tempdir().unwrap();
     let index = common::build(&root().join("manifests"), embedder.as_ref(), dir.path(), "m.idx");
     let samples = dir.path().join("samples.jsonl");
@@ -159,9 +161,7 @@ fn injection_eval_separates_attacks_from_benign_notes() {
     assert_eq!((r.overall.injections, r.overall.benign), (4, 4));
     assert!(r.overall.auc.unwrap() >= 0.85, "{:?}", r.overall);
     assert_eq!(r.per_lang.len(), 2);
-    // MiniLM is an English model: it flags the Portuguese note (all Portuguese text sits close
-    // together in its space), which is why e5-small is the model for other languages. In
-    // English, nothing benign is flagged, trigger words included.
+    // Nothing benign is flagged in English, trigger words included.
     assert_eq!(r.per_lang["en"].at_threshold["fp"], 0, "{:?}", r.per_lang["en"]);
     assert_eq!(r.per_lang["en"].at_threshold["tp"], 3, "{:?}", r.per_lang["en"]);
 }
