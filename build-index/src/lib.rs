@@ -39,6 +39,7 @@ pub use crate::train_file::{
 
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
+use switchyard_adapter::Adapter;
 use switchyard_embed::Embedder;
 use switchyard_format::{
     Index, IndexMeta, IndexWriter, ItemMeta, ModeMeta, ModelMeta, OpenOptions, PatternMeta,
@@ -69,6 +70,9 @@ pub enum BuildError {
         /// What is wrong and how to fix it.
         message: String,
     },
+    /// The query adapter cannot be used with this model.
+    #[error(transparent)]
+    Adapter(#[from] switchyard_adapter::AdapterError),
     /// The model returned vectors of the wrong width.
     #[error("model {model} returned a vector of width {found} for {text:?}, expected {expected}")]
     BadVector {
@@ -95,6 +99,8 @@ pub struct BuildOptions {
     pub progress: Option<Box<dyn Fn(usize, usize) + Send + Sync>>,
     /// The learned screen's settings and extra labelled rows (`--injection-train`).
     pub screen: ScreenTraining,
+    /// The query adapter to map tools and skills rows with (`--adapter FILE`), and its file.
+    pub adapter: Option<(PathBuf, Adapter)>,
 }
 
 impl std::fmt::Debug for BuildOptions {
@@ -102,6 +108,7 @@ impl std::fmt::Debug for BuildOptions {
         f.debug_struct("BuildOptions")
             .field("force", &self.force)
             .field("screen", &self.screen)
+            .field("adapter", &self.adapter.as_ref().map(|(p, a)| (p, a.id())))
             .finish_non_exhaustive()
     }
 }
@@ -140,6 +147,8 @@ pub struct BuildReport {
     pub thresholds: switchyard_format::Thresholds,
     /// The learned screen (or why there is none).
     pub screen: switchyard_format::ScreenMeta,
+    /// The id of the query adapter the tools and skills rows were mapped with.
+    pub adapter: Option<String>,
     /// Manifest warnings.
     pub warnings: Vec<String>,
     /// Time spent embedding.
@@ -203,7 +212,7 @@ pub fn build_bytes(
     progress: Option<&(dyn Fn(usize, usize) + Send + Sync)>,
 ) -> Result<(Vec<u8>, IndexMeta, f64)> {
     let (bytes, meta, _, embed_ms) =
-        build_bytes_with(catalog, embedder, &ScreenTraining::default(), progress)?;
+        build_bytes_with(catalog, embedder, &ScreenTraining::default(), None, progress)?;
     Ok((bytes, meta, embed_ms))
 }
 
@@ -213,9 +222,13 @@ pub fn build_bytes_with(
     catalog: &Catalog,
     embedder: &dyn Embedder,
     screen_training: &ScreenTraining,
+    adapter: Option<&Adapter>,
     progress: Option<&(dyn Fn(usize, usize) + Send + Sync)>,
 ) -> Result<(Vec<u8>, IndexMeta, switchyard_format::ScreenMeta, f64)> {
     let info = embedder.info().clone();
+    if let Some(a) = adapter {
+        a.check_model(Path::new(&a.id()), &info.name, info.fingerprint.0, info.dim)?;
+    }
     let groups = row_texts(catalog);
     let all: Vec<String> = groups.iter().flatten().cloned().collect();
     let t0 = std::time::Instant::now();
@@ -317,13 +330,29 @@ pub fn build_bytes_with(
         .any(|t| t.examples.is_empty())
         .then(|| catalog.tools.iter().map(|t| t.name_words()).collect());
     let tool_names: Option<Vec<f32>> = match &name_texts {
-        Some(names) => Some(embed_all(embedder, names, None)?.into_iter().flatten().collect()),
+        Some(names) => {
+            let rows: Vec<f32> = embed_all(embedder, names, None)?.into_iter().flatten().collect();
+            // Probes are query-like: mapped like a task.
+            Some(match adapter {
+                Some(a) => a.apply_rows(&rows),
+                None => rows,
+            })
+        }
         None => None,
     };
     let spans_of =
         |v: &[(u32, u32)]| v.iter().map(|&(a, b)| (a as usize, b as usize)).collect::<Vec<_>>();
     let (tool_spans_u, skill_spans_u, mode_spans_u) =
         (spans_of(&tool_spans), spans_of(&skill_spans), spans_of(&mode_spans));
+    // With an adapter, tools and skills are scored in its space: their query-like rows (the
+    // examples; every row for a both-sides adapter) are stored mapped, and the router maps
+    // the task vector. Modes, patterns and the screen keep the model's vectors.
+    let raw_items = adapter.map(|a| {
+        let raw = [matrices[0].clone(), matrices[1].clone()];
+        matrices[0] = adapt_rows(a, &raw[0], &tool_spans_u, dim);
+        matrices[1] = adapt_rows(a, &raw[1], &skill_spans_u, dim);
+        raw
+    });
     let thresholds = derive_thresholds(
         dim,
         (&matrices[0], &tool_spans_u),
@@ -335,13 +364,14 @@ pub fn build_bytes_with(
     let off_topic_texts: Vec<String> = selection::OFF_TOPIC.iter().map(|s| s.to_string()).collect();
     let off_topic: Vec<f32> =
         embed_all(embedder, &off_topic_texts, None)?.into_iter().flatten().collect();
+    let item_off_topic = adapter.map(|a| a.apply_rows(&off_topic));
     let selection = selection::selection(&selection::Inputs {
         catalog,
         dim,
         tools: (&matrices[0], &tool_spans_u),
         skills: (&matrices[1], &skill_spans_u),
         modes: (&matrices[2], &mode_spans_u),
-        off_topic: &off_topic,
+        off_topic: item_off_topic.as_deref().unwrap_or(&off_topic),
     });
     let cascade = cascade::distil(
         embedder,
@@ -380,7 +410,15 @@ pub fn build_bytes_with(
         thresholds,
         string_base,
     };
-    let screen = screen_section(embedder, screen_training, &matrices, &off_topic, dim)?;
+    let screen = match raw_items {
+        // The screen lives in the model's space: it trains on the rows as the model gave them.
+        Some([tools, skills]) => {
+            let raw =
+                [tools, skills, matrices[2].clone(), matrices[3].clone(), matrices[4].clone()];
+            screen_section(embedder, screen_training, &raw, &off_topic, dim)?
+        }
+        None => screen_section(embedder, screen_training, &matrices, &off_topic, dim)?,
+    };
     let mut w = IndexWriter::new(dim, info.fingerprint.0);
     for (kind, m) in SectionKind::MATRICES.into_iter().zip(matrices) {
         w.matrix(kind, m)?;
@@ -391,7 +429,34 @@ pub fn build_bytes_with(
     }
     w.selection(&selection)?;
     w.screen(&screen)?;
+    if let Some(a) = adapter {
+        w.adapter(&switchyard_format::AdapterMeta {
+            id: a.id(),
+            rank: a.rank as u32,
+            u: a.u.clone(),
+            v: a.v.clone(),
+            trained_on: a.info.sets.iter().map(|s| s.name.clone()).collect(),
+            info_json: serde_json::to_string(&a.info).unwrap_or_default(),
+        })?;
+    }
     Ok((w.to_bytes()?, meta, screen, embed_ms))
+}
+
+/// Maps the rows of items (`spans`: first row, row count) with the adapter: every row for a
+/// both-sides adapter, else only the examples (each item's rows after its card).
+fn adapt_rows(adapter: &Adapter, rows: &[f32], spans: &[(usize, usize)], dim: usize) -> Vec<f32> {
+    if adapter.info.both_sides {
+        return adapter.apply_rows(rows);
+    }
+    let mut out = rows.to_vec();
+    let mut mapped = Vec::with_capacity(dim);
+    for &(first, count) in spans {
+        for r in first + 1..first + count {
+            adapter.apply(&rows[r * dim..(r + 1) * dim], &mut mapped);
+            out[r * dim..(r + 1) * dim].copy_from_slice(&mapped);
+        }
+    }
+    out
 }
 
 /// Trains the screen section: rows from the catalog's matrices (attack patterns, benign
@@ -462,11 +527,17 @@ pub fn build_to_file(
         && existing.header().version == switchyard_format::FORMAT_VERSION
         && existing.selection().map(|s| s.builder_version) == Some(BUILDER_VERSION)
         && existing.screen().is_some_and(|s| screen.matches(s))
+        && existing.adapter().map(|a| a.id.clone()) == options.adapter.as_ref().map(|(_, a)| a.id())
     {
         return Ok(BuildOutcome::UpToDate { path: out.to_path_buf(), manifest_hash: hash });
     }
+    let info = embedder.info();
+    if let Some((path, a)) = &options.adapter {
+        a.check_model(path, &info.name, info.fingerprint.0, info.dim)?;
+    }
+    let adapter = options.adapter.as_ref().map(|(_, a)| a);
     let (bytes, meta, screen, embed_ms) =
-        build_bytes_with(&catalog, embedder, &screen, options.progress.as_deref())?;
+        build_bytes_with(&catalog, embedder, &screen, adapter, options.progress.as_deref())?;
     switchyard_format::write_atomic(out, &bytes)?;
     let rows = SectionKind::MATRICES
         .iter()
@@ -488,6 +559,7 @@ pub fn build_to_file(
         bytes: bytes.len(),
         thresholds: meta.thresholds.clone(),
         screen,
+        adapter: adapter.map(Adapter::id),
         warnings: catalog.warnings.iter().map(ToString::to_string).collect(),
         embed_ms,
         total_ms: t0.elapsed().as_secs_f64() * 1e3,

@@ -107,6 +107,13 @@ pub struct BuildArgs {
     /// L2 penalty of the learned screen (larger: smoother, less fitted to the training rows).
     #[arg(long, default_value_t = switchyard_build_index::DEFAULT_L2)]
     pub screen_l2: f64,
+    /// A query adapter (`switchyard train adapter`) to map tools and skills rows with; the
+    /// index keeps it and the router maps each task with it.
+    #[arg(long, value_name = "FILE.swya", conflicts_with = "no_adapter")]
+    pub adapter: Option<PathBuf>,
+    /// Build without a query adapter (the encoder's own vectors throughout).
+    #[arg(long)]
+    pub no_adapter: bool,
     /// Print a JSON report (no progress bar).
     #[arg(long)]
     pub json: bool,
@@ -147,7 +154,14 @@ pub fn build_index(a: BuildArgs) -> Result<()> {
             b.set_position(done as u64);
         }) as Box<dyn Fn(usize, usize) + Send + Sync>
     });
-    let options = switchyard_build_index::BuildOptions { force: a.force, progress, screen };
+    let adapter = match &a.adapter {
+        Some(path) if !a.no_adapter => {
+            Some((path.clone(), switchyard::adapter::Adapter::read(path)?))
+        }
+        _ => None,
+    };
+    let options =
+        switchyard_build_index::BuildOptions { force: a.force, progress, screen, adapter };
     let outcome =
         switchyard_build_index::build_to_file(&a.manifests, &a.out, model.as_ref(), &options)
             .with_context(|| {
@@ -252,6 +266,10 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
                 "attacks": h.attacks, "benign": h.benign, "sources": h.sources,
             })),
         })),
+        "adapter": index.adapter().map(|a| serde_json::json!({
+            "id": a.id, "rank": a.rank, "trained_on": a.trained_on,
+            "info": serde_json::from_str::<serde_json::Value>(&a.info_json).ok(),
+        })),
     });
     if a.json {
         return print_json(&report);
@@ -316,6 +334,15 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
             "screen     contrast rule only (format version {} has no learned screen)",
             h.version
         ),
+    }
+    match index.adapter() {
+        Some(ad) => println!(
+            "adapter    {} (rank {}, trained on {}): tools and skills are scored in its space",
+            ad.id,
+            ad.rank,
+            ad.trained_on.join(", ")
+        ),
+        None => println!("adapter    none (the model's own vectors)"),
     }
     match index.selection() {
         Some(sel) => {

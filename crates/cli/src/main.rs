@@ -8,6 +8,8 @@ use std::process::ExitCode;
 
 mod commands;
 mod measure;
+#[cfg(feature = "candle")]
+mod train;
 
 /// Decide what an LLM agent's prompt should contain: the right tools, skills, mode and context,
 /// offline, in milliseconds.
@@ -45,6 +47,9 @@ enum Command {
     /// Learn an index's lexical weight, gate and mode margin from labelled cases
     /// (cross-validated) and write them into the index or a copy.
     Fit(measure::FitArgs),
+    /// Learn from labelled data: `train adapter` learns a query adapter for tool retrieval.
+    #[cfg(feature = "candle")]
+    Train(train::TrainArgs),
 }
 
 fn main() -> ExitCode {
@@ -62,6 +67,8 @@ fn main() -> ExitCode {
         Command::Eval(a) => measure::eval(a),
         Command::Bench(a) => measure::bench(a),
         Command::Fit(a) => measure::fit(a),
+        #[cfg(feature = "candle")]
+        Command::Train(a) => train::train(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -52,6 +52,12 @@ pub struct ToolsArgs {
     /// Lexical weight of the hybrid ranking, 0..=1, instead of the index's (for sweeps).
     #[arg(long)]
     pub lexical_weight: Option<f32>,
+    /// Build the evaluated index with this query adapter (`switchyard train adapter`).
+    #[arg(long, value_name = "FILE.swya")]
+    pub adapter: Option<PathBuf>,
+    /// Only the queries whose `split` field is SPLIT (e.g. `test_out_domain`).
+    #[arg(long)]
+    pub split: Option<String>,
     /// Where built indexes are cached [default: $SWITCHYARD_CACHE_DIR or ~/.cache/switchyard].
     #[arg(long)]
     pub cache_dir: Option<PathBuf>,
@@ -79,6 +85,9 @@ pub struct CasesArgs {
     /// the default ones.
     #[arg(long)]
     pub fitted: Option<PathBuf>,
+    /// Build the evaluated index with this query adapter (`switchyard train adapter`).
+    #[arg(long, value_name = "FILE.swya")]
+    pub adapter: Option<PathBuf>,
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
@@ -126,17 +135,17 @@ pub struct BenchArgs {
 }
 
 /// A progress bar on stderr when it is a terminal, one bar per stage.
-struct Bars {
+pub(crate) struct Bars {
     on: bool,
     current: Mutex<Option<(String, indicatif::ProgressBar)>>,
 }
 
 impl Bars {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self { on: std::io::stderr().is_terminal(), current: Mutex::new(None) }
     }
 
-    fn report(&self, stage: &str, done: usize, total: usize) {
+    pub(crate) fn report(&self, stage: &str, done: usize, total: usize) {
         if !self.on {
             return;
         }
@@ -161,7 +170,7 @@ impl Bars {
         }
     }
 
-    fn finish(&self) {
+    pub(crate) fn finish(&self) {
         if let Ok(mut cur) = self.current.lock()
             && let Some((_, b)) = cur.take()
         {
@@ -241,6 +250,13 @@ pub fn fit(a: FitArgs) -> Result<()> {
     Ok(())
 }
 
+fn read_adapter(path: Option<&std::path::Path>) -> Result<Option<switchyard::adapter::Adapter>> {
+    Ok(match path {
+        Some(p) => Some(switchyard::adapter::Adapter::read(p)?),
+        None => None,
+    })
+}
+
 fn cache_dir(given: Option<PathBuf>) -> PathBuf {
     given.unwrap_or_else(switchyard_eval::default_cache_dir)
 }
@@ -280,6 +296,8 @@ pub fn eval(a: EvalArgs) -> Result<()> {
                 cache_dir: cache_dir(a.cache_dir),
                 limit: a.limit,
                 lexical_weight: a.lexical_weight,
+                adapter: read_adapter(a.adapter.as_deref())?,
+                split: a.split,
             };
             let report = switchyard_eval::eval_tools(&cfg, model, &progress)?;
             bars.finish();
@@ -296,6 +314,9 @@ pub fn eval(a: EvalArgs) -> Result<()> {
                 report.model.name,
                 report.timings.total_ms / 1e3
             );
+            if let Some(id) = &report.index.adapter {
+                println!("query adapter {id}: tools are scored in its space");
+            }
             if let Some(f) = &report.selection {
                 println!(
                     "fusion: lexical weight {:.2} ({}), gate z {:.3}, lexical gate {:.2}; deployed: {:.2} tools per query",
@@ -338,11 +359,15 @@ pub fn eval(a: EvalArgs) -> Result<()> {
                 cases: a.cases,
                 cache_dir: cache_dir(a.cache_dir),
                 fitted: a.fitted,
+                adapter: read_adapter(a.adapter.as_deref())?,
             };
             let report = switchyard_eval::eval_cases(&cfg, model, &progress)?;
             bars.finish();
             if a.json {
                 return print_json(&report);
+            }
+            if let Some(id) = &report.index.adapter {
+                println!("query adapter {id}: tools and skills are scored in its space");
             }
             let mut rows = vec![("all", &report.overall)];
             rows.extend(report.per_lang.iter().map(|(l, m)| (l.as_str(), m)));

@@ -42,6 +42,8 @@ pub struct CasesEval {
     pub cache_dir: PathBuf,
     /// An index of the same catalog fitted by `switchyard fit`, reported beside the default.
     pub fitted: Option<PathBuf>,
+    /// A query adapter to build the index with (`switchyard train adapter`).
+    pub adapter: Option<switchyard_adapter::Adapter>,
 }
 
 /// Sums over a group of cases.
@@ -186,7 +188,13 @@ pub fn eval_cases(
         Catalog::load(&cfg.manifests).map_err(switchyard_build_index::BuildError::from)?;
     let cases: Vec<CaseRow> = jsonl::read_jsonl(&cfg.cases)?;
     validate(&cases, &catalog, &cfg.cases)?;
-    let index = cache::cached_index(&catalog, embedder.as_ref(), &cfg.cache_dir, progress)?;
+    let index = cache::cached_index(
+        &catalog,
+        embedder.as_ref(),
+        cfg.adapter.as_ref(),
+        &cfg.cache_dir,
+        progress,
+    )?;
     let router = RouterBuilder::new(&index.path).build(Arc::clone(&embedder))?;
     let plain = RouterBuilder::new(&index.path).cascade(false).build(Arc::clone(&embedder))?;
 

@@ -58,6 +58,9 @@ pub enum EvalError {
     /// An index could not be read or written.
     #[error(transparent)]
     Format(Box<switchyard_format::FormatError>),
+    /// An adapter could not be read, written or trained.
+    #[error(transparent)]
+    Adapter(Box<switchyard_adapter::AdapterError>),
 }
 
 /// The result type of this crate.

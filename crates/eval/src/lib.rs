@@ -12,6 +12,8 @@
 //! ```
 #![deny(missing_docs)]
 
+#[cfg(feature = "candle")]
+pub use crate::adapter::{AdapterTraining, SetSpec, train_adapter};
 pub use crate::bm25::Bm25;
 pub use crate::cache::{CachedIndex, default_cache_dir};
 pub use crate::cases::{CaseRow, CasesEval, CasesReport, eval_cases};
@@ -23,6 +25,8 @@ pub use crate::tools::{
     normalize_ks,
 };
 
+#[cfg(feature = "candle")]
+pub mod adapter;
 pub mod bench;
 mod bm25;
 mod cache;

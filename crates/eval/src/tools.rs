@@ -34,6 +34,9 @@ pub struct QueryRow {
     /// Language, when the set has one.
     #[serde(default)]
     pub lang: Option<String>,
+    /// The set's split (`dev`, `test_in_domain`, ...), when it has one.
+    #[serde(default)]
+    pub split: Option<String>,
 }
 
 /// What to evaluate.
@@ -51,6 +54,10 @@ pub struct ToolsEval {
     pub limit: Option<usize>,
     /// Lexical weight of the hybrid and deployed routers instead of the index's.
     pub lexical_weight: Option<f32>,
+    /// A query adapter to build the index with (`switchyard train adapter`).
+    pub adapter: Option<switchyard_adapter::Adapter>,
+    /// Only the queries whose `split` field is this (e.g. Seal-Tools' `test_out_domain`).
+    pub split: Option<String>,
 }
 
 /// (lead, coverage) requirements tried by the cascade sweep: the lead as a fraction of the
@@ -240,6 +247,15 @@ pub fn eval_tools(
     let catalog = load_tools(&cfg.tools)?;
     let known: HashSet<&str> = catalog.tools.iter().map(|t| t.name.as_str()).collect();
     let mut rows: Vec<QueryRow> = jsonl::read_jsonl(&cfg.queries)?;
+    if let Some(split) = &cfg.split {
+        rows.retain(|r| r.split.as_ref() == Some(split));
+        if rows.is_empty() {
+            return Err(EvalError::Usage(format!(
+                "{}: no query has split {split:?}",
+                cfg.queries.display()
+            )));
+        }
+    }
     if let Some(n) = cfg.limit {
         rows.truncate(n);
     }
@@ -257,7 +273,13 @@ pub fn eval_tools(
         )));
     }
 
-    let index = cache::cached_index(&catalog, embedder.as_ref(), &cfg.cache_dir, progress)?;
+    let index = cache::cached_index(
+        &catalog,
+        embedder.as_ref(),
+        cfg.adapter.as_ref(),
+        &cfg.cache_dir,
+        progress,
+    )?;
     let ranker = |weight: Option<f32>, cascade: bool| {
         RouterBuilder::new(&index.path)
             .max_tools(depth)

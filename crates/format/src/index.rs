@@ -2,7 +2,7 @@ use crate::layout::{
     ALIGN, Dtype, FORMAT_VERSION, HEADER_LEN, KNOWN_FLAGS, MAGIC, MAX_SECTIONS,
     OLDEST_SUPPORTED_VERSION, SECTION_ENTRY_LEN, SectionKind, stride_for,
 };
-use crate::{CascadeMeta, FormatError, IndexMeta, Result, ScreenMeta, SelectionMeta};
+use crate::{AdapterMeta, CascadeMeta, FormatError, IndexMeta, Result, ScreenMeta, SelectionMeta};
 use std::path::{Path, PathBuf};
 
 /// Options for [`Index::open`].
@@ -94,6 +94,7 @@ pub struct Index {
     cascade: Option<CascadeMeta>,
     selection: Option<SelectionMeta>,
     screen: Option<ScreenMeta>,
+    adapter: Option<AdapterMeta>,
 }
 
 impl std::fmt::Debug for Index {
@@ -236,12 +237,20 @@ impl Index {
                 FormatError::BadMeta { path: path.clone(), message: format!("screen: {message}") }
             })?),
         };
-        let index = Self { path, storage, header, sections, meta, cascade, selection, screen };
+        let adapter = match sections.iter().find(|s| s.kind == SectionKind::Adapter) {
+            None => None,
+            Some(s) => Some(AdapterMeta::decode(slice(bytes, s)).map_err(|message| {
+                FormatError::BadMeta { path: path.clone(), message: format!("adapter: {message}") }
+            })?),
+        };
+        let index =
+            Self { path, storage, header, sections, meta, cascade, selection, screen, adapter };
         index.check_strings()?;
         index.check_meta()?;
         crate::section_checks::cascade(&index)?;
         crate::section_checks::selection(&index)?;
         crate::section_checks::screen(&index)?;
+        crate::section_checks::adapter(&index)?;
         Ok(index)
     }
 
@@ -299,6 +308,12 @@ impl Index {
     /// (version 4 on).
     pub fn screen(&self) -> Option<&ScreenMeta> {
         self.screen.as_ref()
+    }
+
+    /// The query adapter the tools and skills rows were mapped with, when the index was built
+    /// with one (version 4 on).
+    pub fn adapter(&self) -> Option<&AdapterMeta> {
+        self.adapter.as_ref()
     }
 
     /// The cascade's metadata, when the index was built with one.

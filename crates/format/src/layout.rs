@@ -53,11 +53,14 @@ pub enum SectionKind {
     /// over the embedding and the nearest-pattern scores), its threshold and how untrusted
     /// text is cut into windows (optional; version 4 on).
     Screen,
+    /// bincode-encoded [`crate::AdapterMeta`]: the query adapter the tools and skills rows were
+    /// mapped with, which the router applies to the task vector (optional; version 4 on).
+    Adapter,
 }
 
 impl SectionKind {
     /// Every kind in file order.
-    pub const ALL: [SectionKind; 12] = [
+    pub const ALL: [SectionKind; 13] = [
         SectionKind::Tools,
         SectionKind::Skills,
         SectionKind::Modes,
@@ -70,6 +73,7 @@ impl SectionKind {
         SectionKind::Cascade,
         SectionKind::Selection,
         SectionKind::Screen,
+        SectionKind::Adapter,
     ];
 
     /// The matrix kinds.
@@ -96,6 +100,7 @@ impl SectionKind {
             SectionKind::Cascade => 10,
             SectionKind::Selection => 11,
             SectionKind::Screen => 12,
+            SectionKind::Adapter => 13,
         }
     }
 
@@ -119,6 +124,7 @@ impl SectionKind {
             SectionKind::Cascade => "cascade",
             SectionKind::Selection => "selection",
             SectionKind::Screen => "screen",
+            SectionKind::Adapter => "adapter",
         }
     }
 
@@ -129,7 +135,8 @@ impl SectionKind {
             | SectionKind::Meta
             | SectionKind::Cascade
             | SectionKind::Selection
-            | SectionKind::Screen => Dtype::U8,
+            | SectionKind::Screen
+            | SectionKind::Adapter => Dtype::U8,
             SectionKind::StringOffsets => Dtype::U32,
             _ => Dtype::F32,
         }

@@ -26,7 +26,8 @@
 //! from version 3 on, `selection` (bincode [`SelectionMeta`]: lexical statistics, fusion
 //! weights, gates and the mode step's calibration), then, optional from version 4 on, `screen`
 //! (bincode [`ScreenMeta`]: the learned injection head, its threshold and the windowing of
-//! untrusted entries). Sections are written in that order. Version 1 files (no cascade),
+//! untrusted entries) and `adapter` (bincode [`AdapterMeta`]: the query adapter the tools and
+//! skills rows were mapped with). Sections are written in that order. Version 1 files (no cascade),
 //! version 2 files (no selection section) and version 3 files (no screen section) still open.
 //!
 //! **Payloads**: every offset is a multiple of 64; matrices are row-major f32 with `stride` =
@@ -79,8 +80,9 @@ pub use crate::layout::{
     OLDEST_SUPPORTED_VERSION, SECTION_ENTRY_LEN, SectionKind, align_up, stride_for,
 };
 pub use crate::meta::{
-    CascadeMeta, FusionMeta, IndexMeta, ItemMeta, LexicalMeta, ModeCalibration, ModeMeta,
-    ModelMeta, PatternMeta, ScreenHead, ScreenMeta, SelectionMeta, Thresholds, WindowingMeta,
+    AdapterMeta, CascadeMeta, FusionMeta, IndexMeta, ItemMeta, LexicalMeta, ModeCalibration,
+    ModeMeta, ModelMeta, PatternMeta, ScreenHead, ScreenMeta, SelectionMeta, Thresholds,
+    WindowingMeta,
 };
 pub use crate::writer::{IndexWriter, write_atomic};
 

@@ -331,3 +331,23 @@ bincode_codec!(IndexMeta, "metadata");
 bincode_codec!(CascadeMeta, "cascade metadata");
 bincode_codec!(SelectionMeta, "selection metadata");
 bincode_codec!(ScreenMeta, "screen metadata");
+
+/// The query adapter the index was built with (optional section, version 4 on): the tools and
+/// skills rows are stored already mapped by it, and the router maps the task vector with it
+/// before scoring them. See `switchyard-adapter` for the map.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AdapterMeta {
+    /// The adapter's id (the first 16 hex digits of its file's SHA-256).
+    pub id: String,
+    /// Rank of the residual.
+    pub rank: u32,
+    /// `dim × rank`, row-major: the residual's output side.
+    pub u: Vec<f32>,
+    /// `dim × rank`, row-major: the residual's input side.
+    pub v: Vec<f32>,
+    /// The names of the sets it was trained on.
+    pub trained_on: Vec<String>,
+    /// Its training record as JSON (the adapter file's info).
+    pub info_json: String,
+}
+bincode_codec!(AdapterMeta, "adapter metadata");

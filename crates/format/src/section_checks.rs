@@ -1,4 +1,4 @@
-//! Consistency checks of the optional sections (`cascade`, `selection`, `screen`), run when an index
+//! Consistency checks of the optional sections (`cascade`, `selection`, `screen`, `adapter`), run when an index
 //! opens, after the header, table and metadata checks.
 
 use crate::{FormatError, Index, Result, SectionKind};
@@ -156,6 +156,31 @@ pub(crate) fn screen(index: &Index) -> Result<()> {
                 head.target_fpr
             )));
         }
+    }
+    Ok(())
+}
+
+pub(crate) fn adapter(index: &Index) -> Result<()> {
+    let Some(a) = index.adapter() else { return Ok(()) };
+    let bad = |message: String| FormatError::BadMeta {
+        path: index.path().to_path_buf(),
+        message: format!("adapter: {message}"),
+    };
+    let rank = a.rank as usize;
+    if rank == 0 || rank > index.dim() {
+        return Err(bad(format!("rank {rank} is outside 1..={}", index.dim())));
+    }
+    let want = index.dim() * rank;
+    if a.u.len() != want || a.v.len() != want {
+        return Err(bad(format!(
+            "factors of {} and {} values, rank {rank} at width {} needs {want} each",
+            a.u.len(),
+            a.v.len(),
+            index.dim()
+        )));
+    }
+    if !a.u.iter().chain(&a.v).all(|x| x.is_finite()) {
+        return Err(bad("a weight is NaN or infinite".into()));
     }
     Ok(())
 }

@@ -19,6 +19,7 @@ pub struct IndexWriter {
     cascade: Option<Vec<u8>>,
     selection: Option<Vec<u8>>,
     screen: Option<Vec<u8>>,
+    adapter: Option<Vec<u8>>,
 }
 
 impl IndexWriter {
@@ -33,6 +34,7 @@ impl IndexWriter {
             cascade: None,
             selection: None,
             screen: None,
+            adapter: None,
         }
     }
 
@@ -95,6 +97,9 @@ impl IndexWriter {
         if let Some(screen) = index.screen() {
             w.screen(screen)?;
         }
+        if let Some(adapter) = index.adapter() {
+            w.adapter(adapter)?;
+        }
         Ok(w)
     }
 
@@ -127,6 +132,12 @@ impl IndexWriter {
     /// Sets the screen section (the learned injection screen and the windowing of entries).
     pub fn screen(&mut self, meta: &crate::ScreenMeta) -> Result<&mut Self> {
         self.screen = Some(meta.encode()?);
+        Ok(self)
+    }
+
+    /// Sets the adapter section (the query adapter the tools and skills rows were mapped with).
+    pub fn adapter(&mut self, meta: &crate::AdapterMeta) -> Result<&mut Self> {
+        self.adapter = Some(meta.encode()?);
         Ok(self)
     }
 
@@ -176,6 +187,9 @@ impl IndexWriter {
         }
         if let Some(screen) = &self.screen {
             payloads.push((SectionKind::Screen, screen.clone(), 0, 0, 0));
+        }
+        if let Some(adapter) = &self.adapter {
+            payloads.push((SectionKind::Adapter, adapter.clone(), 0, 0, 0));
         }
 
         let count = payloads.len();

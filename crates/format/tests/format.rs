@@ -167,6 +167,39 @@ fn the_screen_section_round_trips_and_a_bad_one_is_refused() {
     assert!(refused(zero).contains("windowing has a zero bound"));
 }
 
+#[test]
+fn the_adapter_section_round_trips_and_a_bad_one_is_refused() {
+    let dim = 16;
+    let adapter = AdapterMeta {
+        id: "0123456789abcdef".into(),
+        rank: 2,
+        u: vec![0.5; dim * 2],
+        v: vec![-0.25; dim * 2],
+        trained_on: vec!["metatool".into()],
+        info_json: "{}".into(),
+    };
+    let with = |a: &AdapterMeta| {
+        let mut w = sample_writer();
+        w.adapter(a).unwrap();
+        Index::from_bytes(&w.to_bytes().unwrap(), &OpenOptions::new())
+    };
+    let index = with(&adapter).unwrap();
+    assert_eq!(index.adapter(), Some(&adapter));
+    let plain =
+        Index::from_bytes(&sample_writer().to_bytes().unwrap(), &OpenOptions::new()).unwrap();
+    assert!(plain.adapter().is_none(), "an index without an adapter has no section");
+    let mut short = adapter.clone();
+    short.v.pop();
+    let e = with(&short).unwrap_err().to_string();
+    assert!(e.contains("adapter: factors of 32 and 31 values"), "{e}");
+    let mut nan = adapter.clone();
+    nan.u[3] = f32::NAN;
+    assert!(with(&nan).unwrap_err().to_string().contains("NaN or infinite"));
+    let mut wide = adapter;
+    wide.rank = 17;
+    assert!(with(&wide).unwrap_err().to_string().contains("rank 17 is outside 1..=16"));
+}
+
 fn sample_selection() -> SelectionMeta {
     // Three tools: "read file" (0), "run tests" (1, 2); one skill.
     let lexical = |terms: &[&str], docs: u32| LexicalMeta {
@@ -364,9 +397,10 @@ fn header_layout_matches_the_spec() {
     for s in index.sections() {
         assert_eq!(s.offset % 64, 0, "{:?}", s.kind);
     }
+    // Every section in file order; the sample is built without a query adapter.
     assert_eq!(
         index.sections().iter().map(|s| s.kind).collect::<Vec<_>>(),
-        SectionKind::ALL.to_vec()
+        SectionKind::ALL.into_iter().filter(|k| *k != SectionKind::Adapter).collect::<Vec<_>>()
     );
 }
 

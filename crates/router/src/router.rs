@@ -284,6 +284,8 @@ pub struct Router {
     pub(crate) skills: ItemTable,
     pub(crate) mode_keywords: Vec<Vec<Keyword>>,
     pub(crate) mode_row_owner: Vec<u32>,
+    /// The query adapter the index's tools and skills rows were mapped with.
+    adapter: Option<switchyard_adapter::Adapter>,
     cache: Option<Mutex<LruCache<String, Arc<[f32]>>>>,
 }
 
@@ -358,7 +360,25 @@ impl Router {
             }
         }
         let cache = NonZeroUsize::new(config.cache_size).map(|n| Mutex::new(LruCache::new(n)));
-        Ok(Self { index, embedder, config, tools, skills, mode_keywords, mode_row_owner, cache })
+        let adapter = index.adapter().map(|a| switchyard_adapter::Adapter {
+            fingerprint: index.header().fingerprint,
+            dim: index.dim(),
+            rank: a.rank as usize,
+            u: a.u.clone(),
+            v: a.v.clone(),
+            info: switchyard_adapter::AdapterInfo::default(),
+        });
+        Ok(Self {
+            index,
+            embedder,
+            config,
+            tools,
+            skills,
+            mode_keywords,
+            mode_row_owner,
+            adapter,
+            cache,
+        })
     }
 
     /// The mapped index.
@@ -526,6 +546,16 @@ impl Router {
         let mut dropped = Vec::new();
         let content: Vec<String> =
             task_words.iter().map(|(_, w)| w.clone()).filter(|w| is_content_word(w)).collect();
+        // Tools and skills rows of an index built with an adapter live in its space.
+        let adapted: Option<Vec<f32>> = match (&self.adapter, vector, space) {
+            (Some(a), Some(e), Space::Model) => {
+                let mut out = Vec::with_capacity(e.len());
+                a.apply(e, &mut out);
+                Some(out)
+            }
+            _ => None,
+        };
+        let vector = adapted.as_deref().or(vector);
         let signal = match vector {
             Some(e) => Signal::Embedding(e, space),
             None => Signal::Words(&content),

@@ -1,0 +1,138 @@
+//! The query adapter end to end: build-index stores it and maps the rows it should, the router
+//! maps each task with it (and only for tools and skills), a build records which adapter it
+//! used, and an adapter trained for another model is refused.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::sre_catalog;
+use std::path::Path;
+use std::sync::Arc;
+use switchyard::adapter::{Adapter, AdapterInfo};
+use switchyard_build_index::{BuildOptions, BuildOutcome, build_to_file};
+use switchyard_embed::{Embedder, HashEmbedder};
+use switchyard_format::SectionKind;
+use switchyard_router::{Decision, RouteOptions, RouterBuilder, SelectedBy};
+
+const TASK: &str = "zebra quantum marmalade";
+
+fn hash() -> Arc<dyn Embedder> {
+    Arc::new(HashEmbedder::new(384))
+}
+
+fn with_adapter(path: &Path, adapter: &Adapter) -> BuildOptions {
+    BuildOptions { adapter: Some((path.to_path_buf(), adapter.clone())), ..Default::default() }
+}
+
+/// A rank-1 query-side adapter that sends `task` (and nothing orthogonal to it) onto `target`.
+fn steering(model: &dyn Embedder, task: &[f32], target: &[f32]) -> Adapter {
+    let mut a = Adapter::identity(
+        model.fingerprint().0,
+        model.dim(),
+        1,
+        AdapterInfo { model: model.info().name.clone(), rank: 1, ..AdapterInfo::default() },
+    );
+    a.v = task.to_vec();
+    a.u = target.iter().map(|x| 4.0 * x).collect();
+    a
+}
+
+/// The best tool the task itself scored (a mode's base tools come in regardless).
+fn best_scored(d: &Decision) -> Option<&str> {
+    d.tools
+        .iter()
+        .filter(|t| t.by != SelectedBy::Base)
+        .max_by(|a, b| a.score.total_cmp(&b.score))
+        .map(|t| t.name.as_str())
+}
+
+#[test]
+fn the_router_maps_the_task_with_the_index_adapter_for_tools_only() {
+    let model = hash();
+    let dir = tempfile::tempdir().unwrap();
+    let plain = dir.path().join("plain.idx");
+    build_to_file(&sre_catalog(), &plain, model.as_ref(), &Default::default()).unwrap();
+    let router = RouterBuilder::new(&plain).build(Arc::clone(&model)).unwrap();
+    let before = router.route(TASK, &RouteOptions::default()).unwrap();
+    // Steer the task to the tool it ranks last among those with a card row.
+    let meta = router.index().meta();
+    let target = meta.tools.last().unwrap();
+    assert_ne!(best_scored(&before), Some(target.name.as_str()), "{:?}", before.tools);
+    let card = router.index().matrix(SectionKind::Tools).row(target.first_row as usize).to_vec();
+    let task = model.embed(TASK).unwrap();
+    let adapter = steering(model.as_ref(), &task, &card);
+    let file = dir.path().join("steer.swya");
+    adapter.write(&file).unwrap();
+
+    let adapted = dir.path().join("adapted.idx");
+    let outcome = build_to_file(
+        &sre_catalog(),
+        &adapted,
+        model.as_ref(),
+        &with_adapter(&file, &Adapter::read(&file).unwrap()),
+    )
+    .unwrap();
+    let BuildOutcome::Built(report) = outcome else { panic!("a new file must be built") };
+    assert_eq!(report.adapter.as_deref(), Some(adapter.id().as_str()));
+    let router = RouterBuilder::new(&adapted).build(Arc::clone(&model)).unwrap();
+    assert_eq!(router.index().adapter().map(|a| a.id.as_str()), Some(adapter.id().as_str()));
+    // A card row is not query-like: a query-side adapter leaves it as the model gave it.
+    let stored = router.index().matrix(SectionKind::Tools).row(target.first_row as usize);
+    assert_eq!(stored, card.as_slice());
+
+    let after = router.route(TASK, &RouteOptions::default()).unwrap();
+    assert_eq!(best_scored(&after), Some(target.name.as_str()), "{:?}", after.tools);
+    // The task vector handed to memory search and screening, and the mode step, are the model's.
+    assert_eq!(after.embedding.as_deref(), before.embedding.as_deref());
+    assert_eq!(after.mode, before.mode);
+}
+
+#[test]
+fn a_build_records_its_adapter_and_a_change_of_adapter_rebuilds() {
+    let model = hash();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.idx");
+    let task = model.embed(TASK).unwrap();
+    let adapter = steering(model.as_ref(), &task, &model.embed("restart a service").unwrap());
+    let file = dir.path().join("a.swya");
+    let options = with_adapter(&file, &adapter);
+    assert!(matches!(
+        build_to_file(&sre_catalog(), &out, model.as_ref(), &options),
+        Ok(BuildOutcome::Built(_))
+    ));
+    assert!(matches!(
+        build_to_file(&sre_catalog(), &out, model.as_ref(), &options),
+        Ok(BuildOutcome::UpToDate { .. })
+    ));
+    // Dropping the adapter (--no-adapter) is a different index.
+    assert!(matches!(
+        build_to_file(&sre_catalog(), &out, model.as_ref(), &Default::default()),
+        Ok(BuildOutcome::Built(_))
+    ));
+    assert!(switchyard_format::Index::open(&out, &Default::default()).unwrap().adapter().is_none());
+}
+
+#[test]
+fn an_adapter_trained_for_another_model_is_refused_naming_both() {
+    let model = hash();
+    let dir = tempfile::tempdir().unwrap();
+    let mut adapter = Adapter::identity(
+        [9; 16],
+        model.dim(),
+        2,
+        AdapterInfo { model: "e5-small".into(), rank: 2, ..AdapterInfo::default() },
+    );
+    adapter.u[0] = 1.0;
+    let file = dir.path().join("e5.swya");
+    let err = build_to_file(
+        &sre_catalog(),
+        &dir.path().join("x.idx"),
+        model.as_ref(),
+        &with_adapter(&file, &adapter),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("e5.swya was trained for model e5-small"), "{err}");
+    assert!(err.contains(&format!("not for {}", model.info().name)), "{err}");
+    assert!(!dir.path().join("x.idx").exists(), "nothing is written");
+}
