@@ -12,7 +12,7 @@ use switchyard::{AssembleOptions, AssemblerBuilder};
 use switchyard_build_index::{BuildOptions, BuildOutcome, ScreenTraining, build_to_file};
 use switchyard_embed::{Embedder, HashEmbedder};
 use switchyard_memory::{MemoryStore, embed_for_screening};
-use switchyard_router::{PieceRef, RouterBuilder, ScreenEntry};
+use switchyard_router::{RouterBuilder, ScreenEntry};
 
 fn hash() -> Arc<dyn Embedder> {
     Arc::new(HashEmbedder::new(384))
@@ -48,23 +48,7 @@ fn screen_texts(
     let entries: Vec<ScreenEntry<'_>> = texts
         .iter()
         .zip(&stored)
-        .map(|(t, e)| ScreenEntry {
-            text: t,
-            embedding: &e.embedding,
-            pieces: if windows {
-                e.pieces
-                    .iter()
-                    .map(|p| PieceRef {
-                        start: p.start,
-                        end: p.end,
-                        origin: p.origin,
-                        embedding: &p.embedding,
-                    })
-                    .collect()
-            } else {
-                Vec::new()
-            },
-        })
+        .map(|(t, e)| switchyard::screen_entry(t, &e.embedding, &e.pieces, windows))
         .collect();
     router.screen(&entries).unwrap()
 }

@@ -586,20 +586,7 @@ pub fn screen(a: ScreenArgs) -> Result<()> {
         .texts
         .iter()
         .zip(&stored)
-        .map(|(t, e)| ScreenEntry {
-            text: t,
-            embedding: &e.embedding,
-            pieces: e
-                .pieces
-                .iter()
-                .map(|p| switchyard_router::PieceRef {
-                    start: p.start,
-                    end: p.end,
-                    origin: p.origin,
-                    embedding: &p.embedding,
-                })
-                .collect(),
-        })
+        .map(|(t, e)| switchyard::screen_entry(t, &e.embedding, &e.pieces, true))
         .collect();
     let report = router.screen(&entries)?;
     if a.json {

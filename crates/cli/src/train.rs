@@ -6,7 +6,9 @@ use crate::print_json;
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
-use switchyard_eval::adapter::{AdapterTraining, SetSpec, TrainConfig, train_adapter};
+use switchyard_eval::adapter::{
+    AdapterTraining, SetSpec, TrainConfig, ValidationSplit, train_adapter,
+};
 
 #[derive(Args, Debug)]
 pub struct TrainArgs {
@@ -61,10 +63,14 @@ pub struct AdapterArgs {
     /// Seed of the initialisation and the shuffles.
     #[arg(long, default_value_t = TrainConfig::default().seed)]
     pub seed: u64,
-    /// One tool in this many (by a hash of its name) is held out for validation; 0 trains on
-    /// every query and keeps the last epoch.
+    /// One tool (or query) in this many, by a hash of its text, is held out for validation;
+    /// 0 trains on every query and keeps the last epoch.
     #[arg(long, default_value_t = 5)]
     pub validation_every: u64,
+    /// Hold out `tools` (measures tools never trained on: for an adapter meant for other
+    /// catalogs) or `queries` (new requests for the same tools: for your own catalog).
+    #[arg(long, default_value = "tools", value_parser = ["tools", "queries"])]
+    pub validation_split: String,
     /// Where embeddings are cached [default: $SWITCHYARD_CACHE_DIR or ~/.cache/switchyard].
     #[arg(long)]
     pub cache_dir: Option<PathBuf>,
@@ -106,6 +112,10 @@ fn adapter(a: AdapterArgs) -> Result<()> {
             ..TrainConfig::default()
         },
         validation_every: a.validation_every,
+        validation_split: match a.validation_split.as_str() {
+            "queries" => ValidationSplit::Queries,
+            _ => ValidationSplit::Tools,
+        },
     };
     let bars = Bars::new();
     let progress = |s: &str, d: usize, t: usize| bars.report(s, d, t);

@@ -1,10 +1,12 @@
 //! `switchyard train adapter`: loads labelled tool-retrieval sets, embeds them (cached), splits
 //! each into training and validation queries by tool, and hands them to the trainer.
 //!
-//! The split is by tool, not by query: a fifth of each catalog's tools (by a hash of the name)
-//! are validation tools, queries whose gold tools are all validation tools are validation
-//! queries, and queries that mix both are left out. The validation figure therefore measures
-//! the adapter on tools it never trained on, which is what a user's own catalog is.
+//! The default split is by tool, not by query: a fifth of each catalog's tools (by a hash of
+//! the name) are validation tools, queries whose gold tools are all validation tools are
+//! validation queries, and queries that mix both are left out. The validation figure then
+//! measures the adapter on tools it never trained on, which is what another catalog is. A user
+//! training for their own catalog (whose tools are the ones routed later) splits by query
+//! instead ([`ValidationSplit::Queries`]).
 
 use crate::tools::QueryRow;
 use crate::{EvalError, Progress, Result, embedding, jsonl, load_tools};
@@ -57,11 +59,24 @@ pub struct AdapterTraining {
     pub cache_dir: PathBuf,
     /// The trainer's settings.
     pub config: TrainConfig,
-    /// One tool in this many is a validation tool (0: no validation, the last epoch is kept).
+    /// One tool (or query) in this many is held out for validation (0: no validation, the
+    /// last epoch is kept).
     pub validation_every: u64,
+    /// What is held out.
+    pub validation_split: ValidationSplit,
 }
 
-/// Whether a tool is held out for validation: a stable hash of its name.
+/// What the validation holds out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ValidationSplit {
+    /// Tools, with all their queries: measures tools the adapter never saw (other catalogs).
+    #[default]
+    Tools,
+    /// Queries: measures new requests for the same tools (the user's own catalog).
+    Queries,
+}
+
+/// Whether a tool (or query) is held out for validation: a stable hash of its text.
 fn is_validation_tool(name: &str, every: u64) -> bool {
     if every == 0 {
         return false;
@@ -168,7 +183,14 @@ fn load_set(
         progress,
     )?;
     let (mut train, mut validation) = (Vec::new(), Vec::new());
-    for ((_, gold), query) in kept.into_iter().zip(query_vectors) {
+    for ((text, gold), query) in kept.into_iter().zip(query_vectors) {
+        if training.validation_split == ValidationSplit::Queries {
+            match is_validation_tool(&text, training.validation_every) {
+                true => validation.push(Example { query, gold }),
+                false => train.push(Example { query, gold }),
+            }
+            continue;
+        }
         let held = gold.iter().filter(|&&g| validation_tool[g]).count();
         if held == 0 {
             train.push(Example { query, gold });

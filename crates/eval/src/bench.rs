@@ -237,20 +237,7 @@ pub fn run(cfg: &BenchConfig, embedder: Arc<dyn Embedder>) -> Result<BenchReport
     let entries: Vec<ScreenEntry<'_>> = SCREEN_ENTRIES
         .iter()
         .zip(&stored)
-        .map(|(t, e)| ScreenEntry {
-            text: t,
-            embedding: &e.embedding,
-            pieces: e
-                .pieces
-                .iter()
-                .map(|p| switchyard_router::PieceRef {
-                    start: p.start,
-                    end: p.end,
-                    origin: p.origin,
-                    embedding: &p.embedding,
-                })
-                .collect(),
-        })
+        .map(|(t, e)| switchyard::screen_entry(t, &e.embedding, &e.pieces, true))
         .collect();
 
     let mut stages: [Vec<f64>; 7] = Default::default();

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::time::Instant;
 use switchyard_embed::Embedder;
 use switchyard_memory::{EmbeddedEntry, screening_texts};
-use switchyard_router::{PieceRef, Router, RouterBuilder, ScreenEntry, Verdict};
+use switchyard_router::{Router, RouterBuilder, ScreenEntry, Verdict};
 
 /// One line of `samples.jsonl` (other fields are ignored).
 #[derive(Debug, Clone, Deserialize)]
@@ -154,23 +154,7 @@ pub fn eval_injection(
     let entries = |windows: bool| -> Vec<ScreenEntry<'_>> {
         rows.iter()
             .zip(&embedded)
-            .map(|(r, e)| ScreenEntry {
-                text: &r.text,
-                embedding: &e.embedding,
-                pieces: if windows {
-                    e.pieces
-                        .iter()
-                        .map(|p| PieceRef {
-                            start: p.start,
-                            end: p.end,
-                            origin: p.origin,
-                            embedding: &p.embedding,
-                        })
-                        .collect()
-                } else {
-                    Vec::new()
-                },
-            })
+            .map(|(r, e)| switchyard::screen_entry(&r.text, &e.embedding, &e.pieces, windows))
             .collect()
     };
     let labels: Vec<bool> = rows.iter().map(|r| r.label == 1).collect();

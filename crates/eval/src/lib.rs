@@ -13,7 +13,7 @@
 #![deny(missing_docs)]
 
 #[cfg(feature = "candle")]
-pub use crate::adapter::{AdapterTraining, SetSpec, train_adapter};
+pub use crate::adapter::{AdapterTraining, SetSpec, ValidationSplit, train_adapter};
 pub use crate::bm25::Bm25;
 pub use crate::cache::{CachedIndex, default_cache_dir};
 pub use crate::cases::{CaseRow, CasesEval, CasesReport, eval_cases};

@@ -8,7 +8,7 @@ use std::time::Instant;
 use switchyard_embed::Embedder;
 use switchyard_memory::MemoryStore;
 use switchyard_router::{
-    AnsweredBy, Decision, PieceRef, RouteOptions, Router, RouterBuilder, ScreenEntry,
+    AnsweredBy, Decision, RouteOptions, Router, RouterBuilder, ScreenEntry,
 };
 
 /// Errors of the assembler.
@@ -486,20 +486,13 @@ impl Assembler {
                 )?;
                 let entries: Vec<ScreenEntry<'_>> = hits
                     .iter()
-                    .map(|h| ScreenEntry {
-                        text: &h.entry.text,
-                        embedding: &h.entry.embedding,
-                        pieces: h
-                            .entry
-                            .pieces
-                            .iter()
-                            .map(|p| PieceRef {
-                                start: p.start,
-                                end: p.end,
-                                origin: p.origin,
-                                embedding: &p.embedding,
-                            })
-                            .collect(),
+                    .map(|h| {
+                        crate::screen_entry(
+                            &h.entry.text,
+                            &h.entry.embedding,
+                            &h.entry.pieces,
+                            true,
+                        )
                     })
                     .collect();
                 let report = self.router.screen(&entries)?;

@@ -42,6 +42,7 @@ pub use crate::render::{
     CACHE_BOUNDARY, CLOSE_TAG, H_CONSTITUTION, H_RULES, H_RUNTIME, H_TASK, H_TOOLS, H_UNTRUSTED,
     OPEN_TAG, TokenCounter, neutralize,
 };
+pub use crate::screening::screen_entry;
 pub use switchyard_adapter as adapter;
 pub use switchyard_embed as embed;
 pub use switchyard_format as format;
@@ -51,3 +52,4 @@ pub use switchyard_router as router;
 mod assembler;
 mod prompts;
 mod render;
+mod screening;
