@@ -137,8 +137,11 @@ impl Adapter {
     /// Parses a file's bytes; `path` names the file in errors.
     pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Self, AdapterError> {
         let corrupt = |reason: String| AdapterError::Corrupt { path: path.to_path_buf(), reason };
-        if bytes.len() < 44 || &bytes[..8] != MAGIC {
+        if bytes.len() < 8 || &bytes[..8] != MAGIC {
             return Err(corrupt("not an adapter file (no SWYADAPT magic)".into()));
+        }
+        if bytes.len() < 44 {
+            return Err(corrupt(format!("{} bytes: too short for an adapter file", bytes.len())));
         }
         let (body, crc) = bytes.split_at(bytes.len() - 4);
         let stored = u32::from_le_bytes([crc[0], crc[1], crc[2], crc[3]]);
@@ -266,7 +269,9 @@ mod tests {
             assert!(err.starts_with("adapter x.swya: "), "{i}: {err}");
         }
         let err = Adapter::from_bytes(&bytes[..20], Path::new("x.swya")).unwrap_err().to_string();
-        assert!(err.contains("not an adapter file"), "{err}");
+        assert!(err.contains("20 bytes: too short"), "{err}");
+        let err = Adapter::from_bytes(b"{\"json\": 1}", Path::new("x.swya")).unwrap_err();
+        assert!(err.to_string().contains("not an adapter file"), "{err}");
     }
 
     #[test]

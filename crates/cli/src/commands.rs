@@ -137,6 +137,12 @@ pub fn build_index(a: BuildArgs) -> Result<()> {
     for f in &a.injection_train {
         screen.add_file(f)?;
     }
+    let adapter = match &a.adapter {
+        Some(path) if !a.no_adapter => {
+            Some((path.clone(), switchyard::adapter::Adapter::read(path)?))
+        }
+        _ => None,
+    };
     let model = load_model(&a.model)?;
     let bar = (!a.json && std::io::stderr().is_terminal()).then(|| {
         let b = indicatif::ProgressBar::new(0);
@@ -154,12 +160,6 @@ pub fn build_index(a: BuildArgs) -> Result<()> {
             b.set_position(done as u64);
         }) as Box<dyn Fn(usize, usize) + Send + Sync>
     });
-    let adapter = match &a.adapter {
-        Some(path) if !a.no_adapter => {
-            Some((path.clone(), switchyard::adapter::Adapter::read(path)?))
-        }
-        _ => None,
-    };
     let options =
         switchyard_build_index::BuildOptions { force: a.force, progress, screen, adapter };
     let outcome =

@@ -33,6 +33,10 @@ pub struct AdapterArgs {
     /// SPLIT), e.g. `../shared/data/metatool,../shared/data/seal_tools:dev`.
     #[arg(long, value_delimiter = ',', required = true)]
     pub train: Vec<String>,
+    /// Sets only validated on, never trained on (comma-separated, same syntax): the epoch is
+    /// chosen on them too. Another catalog here predicts best how the adapter transfers.
+    #[arg(long, value_delimiter = ',')]
+    pub validate: Vec<String>,
     /// The adapter file to write (atomically).
     #[arg(long)]
     pub out: PathBuf,
@@ -95,9 +99,24 @@ fn adapter(a: AdapterArgs) -> Result<()> {
         a.weight_decay
     );
     anyhow::ensure!(a.epochs > 0, "--epochs 0: train at least one epoch");
+    anyhow::ensure!(a.rank > 0, "--rank 0: the adapter needs a rank of at least 1 (e.g. 16)");
+    // Bad set folders are reported before the model loads and anything is embedded.
+    for (flag, list) in [("--train", &a.train), ("--validate", &a.validate)] {
+        for s in list.iter() {
+            let spec = SetSpec::parse(s);
+            for file in ["tools.jsonl", "queries.jsonl"] {
+                anyhow::ensure!(
+                    spec.folder.join(file).is_file(),
+                    "{flag} {s}: {} has no {file}; a set is a folder with tools.jsonl and queries.jsonl (the `eval tools` format), optionally :SPLIT",
+                    spec.folder.display()
+                );
+            }
+        }
+    }
     let model = load_model(&a.model)?;
     let training = AdapterTraining {
         sets: a.train.iter().map(|s| SetSpec::parse(s)).collect(),
+        validate_on: a.validate.iter().map(|s| SetSpec::parse(s)).collect(),
         cache_dir: a.cache_dir.unwrap_or_else(switchyard_eval::default_cache_dir),
         config: TrainConfig {
             rank: a.rank,
@@ -119,7 +138,8 @@ fn adapter(a: AdapterArgs) -> Result<()> {
     };
     let bars = Bars::new();
     let progress = |s: &str, d: usize, t: usize| bars.report(s, d, t);
-    let names: Vec<String> = training.sets.iter().map(SetSpec::name).collect();
+    let names: Vec<String> =
+        training.sets.iter().chain(&training.validate_on).map(SetSpec::name).collect();
     let epochs = |e: &switchyard_eval::adapter::EpochReport| {
         let per_set: Vec<String> =
             names.iter().zip(&e.validation_recall5).map(|(n, r)| format!("{n} {r:.3}")).collect();

@@ -27,16 +27,18 @@ fn help_works_for_every_subcommand() {
         "models",
         "assemble",
         "memory",
+        "train",
     ];
     for sub in subs {
         assert!(text.contains(sub), "{sub} missing from --help");
     }
     // Every leaf command takes --json; `memory` groups add/list/remove/reembed.
     let mut leaves: Vec<Vec<&str>> =
-        subs.iter().filter(|s| **s != "memory").map(|s| vec![*s]).collect();
+        subs.iter().filter(|s| !["memory", "train"].contains(*s)).map(|s| vec![*s]).collect();
     for m in ["add", "list", "remove", "reembed"] {
         leaves.push(vec!["memory", m]);
     }
+    leaves.push(vec!["train", "adapter"]);
     for mut cmd in leaves {
         cmd.push("--help");
         let o = run(&cmd);
@@ -82,6 +84,52 @@ fn a_missing_manifest_folder_names_the_problem() {
     let e = stderr(&o);
     // Either the model is missing (says how to provision) or the folder has no tools.toml.
     assert!(e.contains("no tools.toml") || e.contains("provision.py"), "{e}");
+}
+
+#[test]
+fn a_damaged_adapter_is_refused_naming_the_file_before_anything_is_built() {
+    let dir = tempfile::tempdir().unwrap();
+    let adapter = dir.path().join("bad.swya");
+    std::fs::write(&adapter, b"SWYADAPT but nothing a trainer wrote").unwrap();
+    let out = dir.path().join("x.idx");
+    let o = run(&[
+        "build-index",
+        "--out",
+        out.to_str().unwrap(),
+        "--adapter",
+        adapter.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(e.contains("bad.swya") && e.contains("switchyard train adapter"), "{e}");
+    assert!(!out.exists());
+    let o = run(&["build-index", "--adapter", "a.swya", "--no-adapter"]);
+    assert_eq!(o.status.code(), Some(2), "--adapter and --no-adapter conflict");
+}
+
+#[test]
+fn training_an_adapter_checks_its_sets_and_settings_before_loading_a_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("a.swya");
+    let folder = dir.path().join("myset");
+    std::fs::create_dir(&folder).unwrap();
+    std::fs::write(folder.join("tools.jsonl"), "{\"name\": \"x\"}\n").unwrap();
+    let set = format!("{}:dev", folder.display());
+    let args = |extra: &[&str]| {
+        let mut v = vec!["train", "adapter", "--model", "no-such-model", "--out"];
+        v.push(out.to_str().unwrap());
+        v.extend_from_slice(extra);
+        run(&v)
+    };
+    let o = args(&["--train", &set]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(e.contains("--train") && e.contains("has no queries.jsonl"), "{e}");
+    let o = args(&["--train", &set, "--rank", "0"]);
+    assert!(stderr(&o).contains("--rank 0"), "{}", stderr(&o));
+    let o = args(&["--train", &set, "--temperature=-1"]);
+    assert!(stderr(&o).contains("--temperature -1: must be a positive number"), "{}", stderr(&o));
+    assert!(!out.exists());
 }
 
 #[test]

@@ -55,6 +55,9 @@ impl SetSpec {
 pub struct AdapterTraining {
     /// The sets.
     pub sets: Vec<SetSpec>,
+    /// Sets used only to choose the epoch, never trained on: another catalog, the best
+    /// predictor of how the adapter does on catalogs it never saw.
+    pub validate_on: Vec<SetSpec>,
     /// Where query and tool embeddings are cached between runs.
     pub cache_dir: PathBuf,
     /// The trainer's settings.
@@ -120,6 +123,7 @@ fn embed_cached(
 /// Loads, embeds and splits one set.
 fn load_set(
     spec: &SetSpec,
+    validation_only: bool,
     embedder: &dyn Embedder,
     training: &AdapterTraining,
     progress: Progress<'_>,
@@ -184,6 +188,10 @@ fn load_set(
     )?;
     let (mut train, mut validation) = (Vec::new(), Vec::new());
     for ((text, gold), query) in kept.into_iter().zip(query_vectors) {
+        if validation_only {
+            validation.push(Example { query, gold });
+            continue;
+        }
         if training.validation_split == ValidationSplit::Queries {
             match is_validation_tool(&text, training.validation_every) {
                 true => validation.push(Example { query, gold }),
@@ -214,7 +222,9 @@ pub fn train_adapter(
     let sets = training
         .sets
         .iter()
-        .map(|s| load_set(s, embedder, training, progress))
+        .map(|s| (s, false))
+        .chain(training.validate_on.iter().map(|s| (s, true)))
+        .map(|(s, only)| load_set(s, only, embedder, training, progress))
         .collect::<Result<Vec<_>>>()?;
     let info = embedder.info();
     switchyard_adapter::train::train(

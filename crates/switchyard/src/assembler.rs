@@ -7,9 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use switchyard_embed::Embedder;
 use switchyard_memory::MemoryStore;
-use switchyard_router::{
-    AnsweredBy, Decision, RouteOptions, Router, RouterBuilder, ScreenEntry,
-};
+use switchyard_router::{AnsweredBy, Decision, RouteOptions, Router, RouterBuilder, ScreenEntry};
 
 /// Errors of the assembler.
 #[derive(Debug, thiserror::Error)]
