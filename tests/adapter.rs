@@ -136,3 +136,47 @@ fn an_adapter_trained_for_another_model_is_refused_naming_both() {
     assert!(err.contains(&format!("not for {}", model.info().name)), "{err}");
     assert!(!dir.path().join("x.idx").exists(), "nothing is written");
 }
+
+#[test]
+fn an_adapter_trained_on_a_catalogs_own_cases_is_reproducible_and_builds_into_its_index() {
+    use switchyard_eval::adapter::{AdapterTraining, SetSpec, TrainConfig, ValidationSplit};
+    let model = hash();
+    let dir = tempfile::tempdir().unwrap();
+    let manifests = common::default_catalog();
+    let training = AdapterTraining {
+        sets: vec![SetSpec::catalog(&manifests, &manifests.join("cases.jsonl"))],
+        validate_on: Vec::new(),
+        cache_dir: dir.path().join("cache"),
+        config: TrainConfig { max_epochs: 3, rank: 8, ..TrainConfig::default() },
+        validation_every: 5,
+        validation_split: ValidationSplit::Queries,
+    };
+    let train = || {
+        switchyard_eval::train_adapter(
+            model.as_ref(),
+            &training,
+            &switchyard_eval::no_progress,
+            &|_| {},
+        )
+        .unwrap()
+    };
+    let adapter = train();
+    let set = &adapter.info.sets[0];
+    assert_eq!(set.name, "manifests+cases.jsonl");
+    assert!(set.train_queries > 40 && set.validation_queries > 5, "{set:?}");
+    assert!(set.validation_recall5_after >= set.validation_recall5_before, "{set:?}");
+    // The second run reads the embeddings from the cache and must give the same bytes.
+    assert_eq!(train().to_bytes(), adapter.to_bytes());
+
+    let file = dir.path().join("own.swya");
+    adapter.write(&file).unwrap();
+    let out = dir.path().join("own.idx");
+    build_to_file(&manifests, &out, model.as_ref(), &with_adapter(&file, &adapter)).unwrap();
+    let router = RouterBuilder::new(&out).build(Arc::clone(&model)).unwrap();
+    let d = router.route("fix the flaky login test", &RouteOptions::default()).unwrap();
+    assert!(!d.tools.is_empty());
+    assert_eq!(
+        router.index().adapter().map(|a| a.trained_on.clone()),
+        Some(vec![set.name.clone()])
+    );
+}

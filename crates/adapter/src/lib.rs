@@ -14,7 +14,7 @@
 //! # Ok::<(), switchyard_adapter::AdapterError>(())
 //! ```
 //!
-//! The file format is in [`file`]; the trainer (feature `train`, candle autograd) in `train`.
+//! The file format is in [`mod@file`]; the trainer (feature `train`, candle autograd) in `train`.
 
 pub mod file;
 #[cfg(feature = "train")]

@@ -31,8 +31,15 @@ pub struct AdapterArgs {
     pub model: String,
     /// Training sets, comma-separated: FOLDER or FOLDER:SPLIT (only queries whose `split` is
     /// SPLIT), e.g. `../shared/data/metatool,../shared/data/seal_tools:dev`.
-    #[arg(long, value_delimiter = ',', required = true)]
+    #[arg(long, value_delimiter = ',', required_unless_present = "catalog")]
     pub train: Vec<String>,
+    /// Also train on a manifest folder (your own catalog) with its routing cases: each case's
+    /// `task` and `tools` are a training pair (use with --cases).
+    #[arg(long, requires = "cases")]
+    pub catalog: Option<PathBuf>,
+    /// The routing cases of --catalog (the `eval cases` format).
+    #[arg(long, requires = "catalog")]
+    pub cases: Option<PathBuf>,
     /// Sets only validated on, never trained on (comma-separated, same syntax): the epoch is
     /// chosen on them too. Another catalog here predicts best how the adapter transfers.
     #[arg(long, value_delimiter = ',')]
@@ -113,9 +120,21 @@ fn adapter(a: AdapterArgs) -> Result<()> {
             }
         }
     }
+    if let (Some(dir), Some(cases)) = (&a.catalog, &a.cases) {
+        anyhow::ensure!(
+            dir.join("tools.toml").is_file(),
+            "--catalog {}: no tools.toml in it; give the manifest folder of your catalog",
+            dir.display()
+        );
+        anyhow::ensure!(cases.is_file(), "--cases {}: no such file", cases.display());
+    }
     let model = load_model(&a.model)?;
+    let mut sets: Vec<SetSpec> = a.train.iter().map(|s| SetSpec::parse(s)).collect();
+    if let (Some(dir), Some(cases)) = (&a.catalog, &a.cases) {
+        sets.push(SetSpec::catalog(dir, cases));
+    }
     let training = AdapterTraining {
-        sets: a.train.iter().map(|s| SetSpec::parse(s)).collect(),
+        sets,
         validate_on: a.validate.iter().map(|s| SetSpec::parse(s)).collect(),
         cache_dir: a.cache_dir.unwrap_or_else(switchyard_eval::default_cache_dir),
         config: TrainConfig {

@@ -8,6 +8,7 @@
 //! training for their own catalog (whose tools are the ones routed later) splits by query
 //! instead ([`ValidationSplit::Queries`]).
 
+use crate::cases::CaseRow;
 use crate::tools::QueryRow;
 use crate::{EvalError, Progress, Result, embedding, jsonl, load_tools};
 use sha2::Digest;
@@ -17,15 +18,19 @@ pub use switchyard_adapter::train::{EpochReport, TrainConfig};
 use switchyard_adapter::train::{Example, TrainSet};
 pub use switchyard_adapter::{Adapter, AdapterInfo};
 use switchyard_embed::Embedder;
+use switchyard_manifest::Catalog;
 
 /// One training set on the command line: a folder with `tools.jsonl` and `queries.jsonl`, and
-/// optionally the value of the queries' `split` field to keep (`seal_tools:dev`).
+/// optionally the value of the queries' `split` field to keep (`seal_tools:dev`); or a
+/// manifest folder with its routing cases (`eval cases` format), a user's own catalog.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SetSpec {
-    /// The folder.
+    /// The folder (a manifest folder when `cases` is set).
     pub folder: PathBuf,
     /// Only queries whose `split` is this.
     pub split: Option<String>,
+    /// The routing cases of the manifest folder `folder`.
+    pub cases: Option<PathBuf>,
 }
 
 impl SetSpec {
@@ -33,19 +38,28 @@ impl SetSpec {
     pub fn parse(s: &str) -> Self {
         match s.rsplit_once(':') {
             Some((folder, split)) if !split.is_empty() && !split.contains('/') => {
-                Self { folder: folder.into(), split: Some(split.to_string()) }
+                Self { folder: folder.into(), split: Some(split.to_string()), cases: None }
             }
-            _ => Self { folder: s.into(), split: None },
+            _ => Self { folder: s.into(), split: None, cases: None },
         }
+    }
+
+    /// A manifest folder and its routing cases (`task` and `tools` of each line are used).
+    pub fn catalog(manifests: &Path, cases: &Path) -> Self {
+        Self { folder: manifests.to_path_buf(), split: None, cases: Some(cases.to_path_buf()) }
     }
 
     /// `metatool`, `seal_tools:dev`.
     pub fn name(&self) -> String {
         let base = self.folder.file_name().map(|n| n.to_string_lossy().into_owned());
         let base = base.unwrap_or_else(|| self.folder.display().to_string());
-        match &self.split {
-            Some(s) => format!("{base}:{s}"),
-            None => base,
+        match (&self.split, &self.cases) {
+            (_, Some(c)) => format!(
+                "{base}+{}",
+                c.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+            ),
+            (Some(s), None) => format!("{base}:{s}"),
+            (None, None) => base,
         }
     }
 }
@@ -128,9 +142,24 @@ fn load_set(
     training: &AdapterTraining,
     progress: Progress<'_>,
 ) -> Result<TrainSet> {
-    let tools_path = spec.folder.join("tools.jsonl");
-    let queries_path = spec.folder.join("queries.jsonl");
-    let catalog = load_tools(&tools_path)?;
+    let (catalog, rows, tools_path, queries_path) = match &spec.cases {
+        Some(cases) => {
+            let catalog =
+                Catalog::load(&spec.folder).map_err(|e| EvalError::Build(Box::new(e.into())))?;
+            let rows: Vec<QueryRow> = jsonl::read_jsonl::<CaseRow>(cases)?
+                .into_iter()
+                .map(|c| QueryRow { query: c.task, gold: c.tools, lang: Some(c.lang), split: None })
+                .collect();
+            (catalog, rows, spec.folder.join("tools.toml"), cases.clone())
+        }
+        None => {
+            let tools_path = spec.folder.join("tools.jsonl");
+            let queries_path = spec.folder.join("queries.jsonl");
+            let catalog = load_tools(&tools_path)?;
+            let rows: Vec<QueryRow> = jsonl::read_jsonl(&queries_path)?;
+            (catalog, rows, tools_path, queries_path)
+        }
+    };
     let position: HashMap<&str, usize> =
         catalog.tools.iter().enumerate().map(|(i, t)| (t.name.as_str(), i)).collect();
     let validation_tool: Vec<bool> = catalog
@@ -138,7 +167,6 @@ fn load_set(
         .iter()
         .map(|t| is_validation_tool(&t.name, training.validation_every))
         .collect();
-    let rows: Vec<QueryRow> = jsonl::read_jsonl(&queries_path)?;
     let mut kept: Vec<(String, Vec<usize>)> = Vec::new();
     for (i, r) in rows.into_iter().enumerate() {
         if spec.split.is_some() && r.split != spec.split {
