@@ -24,14 +24,22 @@ pub struct EmbedArgs {
     pub repeat: usize,
 }
 
+/// The encoder settings of this process: the `SWITCHYARD_WEIGHTS`, `SWITCHYARD_KERNEL`,
+/// `SWITCHYARD_ENGINE` and `SWITCHYARD_Q4_MATMUL` variables, read here and only here (the
+/// libraries take them as `EmbedOptions`), and refused when a value is unknown.
+pub fn embed_options() -> Result<switchyard_embed::EmbedOptions> {
+    Ok(switchyard_embed::EmbedOptions::from_vars(|k| std::env::var(k).ok())?)
+}
+
 pub fn load_model(name: &str) -> Result<Arc<dyn Embedder>> {
-    let e = switchyard_embed::load(name).with_context(|| format!("loading model {name}"))?;
+    let e = switchyard_embed::load_with(name, &embed_options()?)
+        .with_context(|| format!("loading model {name}"))?;
     Ok(Arc::new(e))
 }
 
 pub fn embed(a: EmbedArgs) -> Result<()> {
-    let model =
-        switchyard_embed::load(&a.model).with_context(|| format!("loading model {}", a.model))?;
+    let model = switchyard_embed::load_with(&a.model, &embed_options()?)
+        .with_context(|| format!("loading model {}", a.model))?;
     let t = std::time::Instant::now();
     let v = model.embed(&a.text)?;
     let first_ms = t.elapsed().as_secs_f64() * 1e3;

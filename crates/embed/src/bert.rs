@@ -369,7 +369,10 @@ impl BertEncoder {
     /// Moves the weights to the fast path; gives the encoder back when a layer is quantized
     /// (the Q4_0 matmul variant runs on candle's kernels).
     #[allow(clippy::type_complexity)] // (the encoder given back, why) is read once by the caller
-    pub fn into_fast(self) -> Result<FastEncoder, Box<(Self, Option<candle_core::Error>)>> {
+    pub fn into_fast(
+        self,
+        precision: crate::kernel::Precision,
+    ) -> Result<FastEncoder, Box<(Self, Option<candle_core::Error>)>> {
         let build = |enc: &Self| -> CResult<Option<crate::fast::FastLayers>> {
             let mut layers = Vec::with_capacity(enc.layers.len());
             for l in &enc.layers {
@@ -384,7 +387,7 @@ impl BertEncoder {
                     return Ok(None);
                 };
                 let pack = |d: Option<crate::fast::DenseLinear>| {
-                    d.and_then(crate::fast::DenseLinear::pack).ok_or_else(|| {
+                    d.and_then(|d| d.pack(precision)).ok_or_else(|| {
                         candle_core::Error::Msg(
                             "a layer's Q4_0 blocks do not fit its shape, or Q, K and V mix \
                              Q4_0 blocks and floats"

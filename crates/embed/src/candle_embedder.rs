@@ -1,22 +1,11 @@
 use crate::bert::{BertEncoder, FastEncoder, Q4Linear, mean_pool};
 use crate::e5file::E5File;
 use crate::model::{ResolvedModel, WeightFormat};
+use crate::options::{EmbedOptions, EngineChoice};
 use crate::{EmbedError, Embedder, ModelInfo, Pooling, Result};
 use candle_core::{Device, Tensor};
 use std::path::PathBuf;
 use tokenizers::{Tokenizer, TruncationDirection, TruncationParams, TruncationStrategy};
-
-/// `SWITCHYARD_Q4_MATMUL=1` keeps Q4_0 linear weights quantized (less memory, slower on
-/// portable builds); see `BertEncoder::from_e5s1`.
-fn quantized_matmul() -> bool {
-    std::env::var("SWITCHYARD_Q4_MATMUL").is_ok_and(|v| v == "1")
-}
-
-/// `SWITCHYARD_ENGINE=candle` runs the encoder as candle ops instead of the fast path (for
-/// comparison; both meet the reference fixtures).
-fn candle_engine_forced() -> bool {
-    std::env::var("SWITCHYARD_ENGINE").is_ok_and(|v| v == "candle")
-}
 
 /// How the encoder runs.
 enum Engine {
@@ -38,6 +27,10 @@ pub struct CandleEmbedder {
     tokenizer_path: PathBuf,
     encoder: Engine,
     pad_id: u32,
+    /// The options it was loaded with.
+    options: EmbedOptions,
+    /// How its weights are held, for reports.
+    storage: &'static str,
 }
 
 impl std::fmt::Debug for CandleEmbedder {
@@ -47,9 +40,21 @@ impl std::fmt::Debug for CandleEmbedder {
 }
 
 impl CandleEmbedder {
-    /// Loads a resolved model (see [`crate::resolve`]).
+    /// The options it was loaded with.
+    pub fn options(&self) -> &EmbedOptions {
+        &self.options
+    }
+
+    /// Loads a resolved model (see [`crate::resolve`]) with default options.
     pub fn load(model: &ResolvedModel) -> Result<Self> {
-        crate::kernel::check_settings()?;
+        Self::load_with(model, &EmbedOptions::default())
+    }
+
+    /// Loads a resolved model with explicit options (weight storage, kernel, engine).
+    pub fn load_with(model: &ResolvedModel, options: &EmbedOptions) -> Result<Self> {
+        crate::kernel::select_kernel(options.kernel)?;
+        let precision = crate::kernel::weight_precision(options.weights);
+        let candle_engine = options.engine == EngineChoice::Candle;
         let spec = &model.spec;
         let weights = model.path(&spec.weights);
         let encoder = match spec.format {
@@ -66,9 +71,9 @@ impl CandleEmbedder {
             WeightFormat::E5s1Q4 => {
                 // Blocks kept as shipped where the fast path will widen them; no f32 copy of
                 // the layers is ever made then (a smaller peak and a faster start).
-                let hold = if quantized_matmul() {
+                let hold = if options.q4_matmul {
                     Q4Linear::QMatMul
-                } else if crate::kernel::keep_q4_0() && !candle_engine_forced() {
+                } else if crate::kernel::keep_q4_0(precision) && !candle_engine {
                     Q4Linear::Blocks
                 } else {
                     Q4Linear::Dequantize
@@ -77,10 +82,10 @@ impl CandleEmbedder {
             }
         };
         let max_positions = encoder.max_positions();
-        let encoder = if candle_engine_forced() {
+        let encoder = if candle_engine {
             Engine::Candle(encoder)
         } else {
-            match encoder.into_fast() {
+            match encoder.into_fast(precision) {
                 Ok(fast) => Engine::Fast(fast),
                 Err(back) => match *back {
                     (enc, None) => Engine::Candle(enc),
@@ -120,7 +125,12 @@ impl CandleEmbedder {
             .unwrap_or(0);
         let mut info = model.info();
         info.max_tokens = max_tokens;
-        Ok(Self { info, tokenizer, tokenizer_path, encoder, pad_id })
+        let storage = match (&encoder, options.q4_matmul) {
+            (Engine::Fast(_), _) => crate::kernel::weight_storage(precision),
+            (Engine::Candle(_), true) => "candle+q4_0",
+            (Engine::Candle(_), false) => "candle-f32",
+        };
+        Ok(Self { info, tokenizer, tokenizer_path, encoder, pad_id, options: *options, storage })
     }
 
     /// Token ids of one text as the model sees it (prefix and special tokens included).
@@ -207,6 +217,10 @@ impl CandleEmbedder {
 impl Embedder for CandleEmbedder {
     fn info(&self) -> &ModelInfo {
         &self.info
+    }
+
+    fn weight_storage(&self) -> &'static str {
+        self.storage
     }
 
     fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {

@@ -95,7 +95,8 @@ pub enum EmbedError {
         /// The embedder's display name.
         model: String,
     },
-    /// An environment variable that tunes the forward holds a value it does not take.
+    /// A setting of the forward (an `EmbedOptions` field, or the `SWITCHYARD_*` variable it
+    /// is read from) holds a value it does not take.
     #[error("{variable}={value} is not a known setting: use {expected}, or unset it")]
     BadSetting {
         /// The variable.
@@ -103,7 +104,7 @@ pub enum EmbedError {
         /// What it holds.
         value: String,
         /// The values it takes.
-        expected: &'static str,
+        expected: String,
     },
     /// A feature needed for this model was not compiled in.
     #[error(

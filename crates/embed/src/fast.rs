@@ -24,7 +24,7 @@
 //! Every value is computed in `f32` in the same order whatever the thread count (threads split
 //! output columns, never a sum), so results are deterministic.
 
-use crate::kernel::{PackedLinear, SendPtr, weight_precision};
+use crate::kernel::{PackedLinear, Precision, SendPtr};
 use crate::team::{Team, share};
 use std::cell::RefCell;
 
@@ -82,12 +82,12 @@ impl DenseLinear {
         Some(Self { w, bias, k, n })
     }
 
-    /// Packs the weight for the kernel: floats in the process's [`weight_precision`], Q4_0
-    /// blocks as they are. `None` when the blocks do not fit the shape.
-    pub fn pack(self) -> Option<PackedLinear> {
+    /// Packs the weight for the kernel: floats in `precision`, Q4_0 blocks as they are.
+    /// `None` when the blocks do not fit the shape.
+    pub fn pack(self, precision: Precision) -> Option<PackedLinear> {
         match self.w {
             LinearWeight::Floats(w) => {
-                Some(PackedLinear::from_rows_in(&w, self.bias, self.n, self.k, weight_precision()))
+                Some(PackedLinear::from_rows_in(&w, self.bias, self.n, self.k, precision))
             }
             LinearWeight::Q4_0(b) => PackedLinear::from_q4_0(&b, self.bias, self.n, self.k),
         }
@@ -521,41 +521,43 @@ mod tests {
         let w: Vec<f32> = (0..n * k).map(|i| (i as f32 * 0.37).sin()).collect();
         let b: Vec<f32> = (0..n).map(|i| i as f32 * 0.1).collect();
         let x: Vec<f32> = (0..m * k).map(|i| (i as f32 * 0.11).cos()).collect();
-        let Some(lin) = DenseLinear::from_hf(&w, b.clone(), n, k).pack() else {
-            panic!("floats always pack")
-        };
-        // `pack` stores the weights in the process's precision; the kernel is exact on them.
-        let stored: Vec<f32> = match weight_precision() {
-            crate::kernel::Precision::F16 => {
-                w.iter().map(|&v| half::f16::from_f32(v).to_f32()).collect()
+        for precision in [Precision::F32, Precision::F16, Precision::Q8, Precision::I8] {
+            let Some(lin) = DenseLinear::from_hf(&w, b.clone(), n, k).pack(precision) else {
+                panic!("floats always pack")
+            };
+            // `pack` stores the weights in the precision asked for; the kernel is exact on them.
+            let stored: Vec<f32> = match precision {
+                crate::kernel::Precision::F16 => {
+                    w.iter().map(|&v| half::f16::from_f32(v).to_f32()).collect()
+                }
+                // k = 3 is not whole runs of 32, so q8 and i8 keep this one in f32.
+                crate::kernel::Precision::F32
+                | crate::kernel::Precision::Q8
+                | crate::kernel::Precision::I8 => w.clone(),
+            };
+            let mut out = Vec::new();
+            lin.forward(&x, m, &mut out, 1);
+            for r in 0..m {
+                for c in 0..n {
+                    let want: f32 =
+                        (0..k).map(|i| x[r * k + i] * stored[c * k + i]).sum::<f32>() + b[c];
+                    assert!((out[r * n + c] - want).abs() < 1e-5);
+                }
             }
-            // k = 3 is not whole runs of 32, so q8 and i8 keep this one in f32.
-            crate::kernel::Precision::F32
-            | crate::kernel::Precision::Q8
-            | crate::kernel::Precision::I8 => w.clone(),
-        };
-        let mut out = Vec::new();
-        lin.forward(&x, m, &mut out, 1);
-        for r in 0..m {
-            for c in 0..n {
-                let want: f32 =
-                    (0..k).map(|i| x[r * k + i] * stored[c * k + i]).sum::<f32>() + b[c];
-                assert!((out[r * n + c] - want).abs() < 1e-5);
-            }
-        }
-        let Some(both) = DenseLinear::concat(&[
-            DenseLinear::from_hf(&w, b.clone(), n, k),
-            DenseLinear::from_hf(&w, b, n, k),
-        ])
-        .and_then(DenseLinear::pack) else {
-            panic!("floats always stack and pack")
-        };
-        let mut out2 = Vec::new();
-        both.forward(&x, m, &mut out2, 2);
-        for r in 0..m {
-            for c in 0..n {
-                assert!((out2[r * 2 * n + c] - out[r * n + c]).abs() < 1e-6);
-                assert!((out2[r * 2 * n + n + c] - out[r * n + c]).abs() < 1e-6);
+            let Some(both) = DenseLinear::concat(&[
+                DenseLinear::from_hf(&w, b.clone(), n, k),
+                DenseLinear::from_hf(&w, b.clone(), n, k),
+            ])
+            .and_then(|d| d.pack(precision)) else {
+                panic!("floats always stack and pack")
+            };
+            let mut out2 = Vec::new();
+            both.forward(&x, m, &mut out2, 2);
+            for r in 0..m {
+                for c in 0..n {
+                    assert!((out2[r * 2 * n + c] - out[r * n + c]).abs() < 1e-6);
+                    assert!((out2[r * 2 * n + n + c] - out[r * n + c]).abs() < 1e-6);
+                }
             }
         }
     }

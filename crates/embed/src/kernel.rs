@@ -20,6 +20,7 @@
 //! While the tiles run on one block, the next block's stored weights are prefetched a few lines
 //! per tile, so widening it finds them in L1.
 
+use crate::options::{KernelChoice, WeightsChoice};
 use std::sync::OnceLock;
 
 /// Columns per packed panel (the widest kernel's; narrower kernels walk half-panels).
@@ -101,47 +102,48 @@ pub enum Precision {
 /// The largest finite f16; a weight beyond it keeps its matrix in f32.
 const F16_MAX: f32 = 65504.0;
 
-/// How model weights are stored and multiplied. By default, integer products ([`Precision::I8`])
-/// where the CPU has AVX2 and FMA: 1.5-1.65x faster than f16 at a task's few rows, and no
-/// measurable change on the eval sets (minimum cosine to the reference 0.9991 for MiniLM,
-/// 0.9999 for e5-small; README, "Speed"). Otherwise f16 where the CPU widens halves in hardware
-/// (F16C), else f32. `SWITCHYARD_WEIGHTS=f32|f16|q8|i8` forces one.
-pub fn weight_precision() -> Precision {
-    static PRECISION: OnceLock<Precision> = OnceLock::new();
-    *PRECISION.get_or_init(|| match std::env::var("SWITCHYARD_WEIGHTS").as_deref() {
-        Ok("f32") => Precision::F32,
-        Ok("f16") => Precision::F16,
-        Ok("q8") => Precision::Q8,
-        Ok("i8") => Precision::I8,
-        _ if has_avx2_fma() => Precision::I8,
-        _ if has_f16c() => Precision::F16,
-        _ => Precision::F32,
-    })
+/// How model weights are stored and multiplied for a [`WeightsChoice`]. `Auto` gives integer
+/// products ([`Precision::I8`]) where the CPU has AVX2 and FMA: 1.5-1.65x faster than f16 at a
+/// task's few rows, and no measurable change on the eval sets (minimum cosine to the reference
+/// 0.9991 for MiniLM, 0.9999 for e5-small; README, "Speed"). Otherwise f16 where the CPU widens
+/// halves in hardware (F16C), else f32.
+pub fn weight_precision(choice: WeightsChoice) -> Precision {
+    match choice {
+        WeightsChoice::F32 => Precision::F32,
+        WeightsChoice::F16 => Precision::F16,
+        WeightsChoice::Q8 => Precision::Q8,
+        WeightsChoice::I8 => Precision::I8,
+        WeightsChoice::Auto if has_avx2_fma() => Precision::I8,
+        WeightsChoice::Auto if has_f16c() => Precision::F16,
+        WeightsChoice::Auto => Precision::F32,
+    }
 }
 
 /// Whether weights shipped as Q4_0 (multilingual-e5-small's) stay in their 4-bit blocks: with
 /// f16 storage, where the CPU widens them in SIMD. They widen to exactly their f32
 /// dequantization, so this changes speed, not results. (Integer products requantize them to
 /// 7 bits; f32 and q8 dequantize them.)
-pub fn keep_q4_0() -> bool {
-    weight_precision() == Precision::F16 && has_avx2_fma()
+pub fn keep_q4_0(precision: Precision) -> bool {
+    precision == Precision::F16 && has_avx2_fma()
 }
 
-/// Refuses a `SWITCHYARD_KERNEL` or `SWITCHYARD_WEIGHTS` value this build does not know, so a
-/// typo is an error at load rather than a silently ignored setting.
-pub(crate) fn check_settings() -> crate::Result<()> {
-    for (variable, known, expected) in [
-        ("SWITCHYARD_KERNEL", &["avx2", "scalar"][..], "avx2 or scalar"),
-        ("SWITCHYARD_WEIGHTS", &["f32", "f16", "q8", "i8"][..], "f32 (exact), f16, q8 or i8"),
-    ] {
-        let Some(value) = std::env::var_os(variable) else { continue };
-        if !known.iter().any(|k| value == *k) {
-            return Err(crate::EmbedError::BadSetting {
-                variable,
-                value: value.to_string_lossy().into_owned(),
-                expected,
-            });
-        }
+/// The kernel choice of this process: set by the first encoder loaded (or the first kernel
+/// call, which takes [`KernelChoice::Auto`]).
+static ISA: OnceLock<Isa> = OnceLock::new();
+
+/// Fixes the process's matrix kernel. Kernels are chosen once per process (the packed layouts
+/// and the dispatch depend on it), so asking for another one after the first choice is refused.
+pub fn select_kernel(choice: KernelChoice) -> crate::Result<()> {
+    let chosen = *ISA.get_or_init(|| detect(choice));
+    if choice != KernelChoice::Auto && chosen != detect(choice) {
+        return Err(crate::EmbedError::BadSetting {
+            variable: "SWITCHYARD_KERNEL",
+            value: format!("{choice:?}").to_lowercase(),
+            expected: format!(
+                "the kernel this process already runs ({}); kernels are chosen once per process",
+                kernel_name()
+            ),
+        });
     }
     Ok(())
 }
@@ -163,35 +165,35 @@ enum Isa {
 }
 
 fn isa() -> Isa {
-    static ISA: OnceLock<Isa> = OnceLock::new();
-    *ISA.get_or_init(|| {
-        if std::env::var("SWITCHYARD_KERNEL").as_deref() == Ok("scalar") {
-            return Isa::Scalar;
-        }
-        #[cfg(target_arch = "x86_64")]
-        {
-            if std::env::var("SWITCHYARD_KERNEL").as_deref() != Ok("avx2")
-                && is_x86_feature_detected!("avx512f")
-            {
-                return Isa::Avx512;
-            }
-            if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
-                return Isa::Avx2;
-            }
-        }
-        Isa::Scalar
-    })
+    *ISA.get_or_init(|| detect(KernelChoice::Auto))
 }
 
-/// Whether the CPU has AVX2 and FMA (and they are not switched off by `SWITCHYARD_KERNEL`).
+/// The instruction set a choice gives on this CPU.
+fn detect(choice: KernelChoice) -> Isa {
+    if choice == KernelChoice::Scalar {
+        return Isa::Scalar;
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        if choice != KernelChoice::Avx2 && is_x86_feature_detected!("avx512f") {
+            return Isa::Avx512;
+        }
+        if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
+            return Isa::Avx2;
+        }
+    }
+    Isa::Scalar
+}
+
+/// Whether the CPU has AVX2 and FMA (and the process's kernel choice uses them).
 pub(crate) fn has_avx2_fma() -> bool {
     matches!(isa(), Isa::Avx2 | Isa::Avx512)
 }
 
 /// How model weights are stored, for reports: `f16` or `f32`, with `+q4_0` when weights
 /// shipped as Q4_0 keep their blocks.
-pub fn weight_storage() -> &'static str {
-    match (weight_precision(), keep_q4_0()) {
+pub fn weight_storage(precision: Precision) -> &'static str {
+    match (precision, keep_q4_0(precision)) {
         (Precision::F16, true) => "f16+q4_0",
         (Precision::F16, false) => "f16",
         (Precision::F32, true) => "f32+q4_0",

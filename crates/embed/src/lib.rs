@@ -6,6 +6,12 @@
 //! from a model folder provisioned by `models/provision.py`, from any Hugging Face BERT folder,
 //! or from the local Hugging Face cache. [`HashEmbedder`] is a deterministic stand-in for tests.
 //!
+//! **Settings.** Every choice about how the encoder runs (weight storage, matrix kernel, engine)
+//! is an [`EmbedOptions`] passed to [`load_with`]; this crate never reads the environment. The
+//! `switchyard` command builds them from `SWITCHYARD_WEIGHTS`, `SWITCHYARD_KERNEL`,
+//! `SWITCHYARD_ENGINE` and `SWITCHYARD_Q4_MATMUL` ([`EmbedOptions::from_vars`], [`SETTINGS`]).
+//! Where a model's files are looked for: [`model_search_dirs`].
+//!
 //! ```
 //! use switchyard_embed::{Embedder, HashEmbedder};
 //!
@@ -21,7 +27,8 @@ pub use crate::error::{EmbedError, Result};
 pub use crate::fingerprint::{Fingerprint, sha256_file, sha256_hex};
 pub use crate::hash_embedder::HashEmbedder;
 #[cfg(feature = "candle")]
-pub use crate::kernel::{kernel_name, weight_storage};
+pub use crate::kernel::kernel_name;
+pub use crate::options::{EmbedOptions, EngineChoice, KernelChoice, SETTINGS, WeightsChoice};
 pub use crate::static_table::{Coverage, StaticTable};
 
 /// The matrix kernel in use: none without the `candle` feature (no transformer is compiled in).
@@ -30,11 +37,6 @@ pub fn kernel_name() -> &'static str {
     "none"
 }
 
-/// How model weights are stored: none without the `candle` feature.
-#[cfg(not(feature = "candle"))]
-pub fn weight_storage() -> &'static str {
-    "none"
-}
 pub use crate::model::{
     ModelFile, ModelInfo, ModelSourcePackage, ModelSpec, Pooling, ResolvedModel, SHORT_NAMES,
     WeightFormat, from_dir, model_search_dirs, resolve,
@@ -59,6 +61,7 @@ mod int8;
 #[cfg(feature = "candle")]
 mod kernel;
 mod model;
+mod options;
 mod static_table;
 #[cfg(feature = "candle")]
 mod team;
@@ -79,6 +82,11 @@ pub trait Embedder: Send + Sync {
 
     /// Number of model tokens of `text`, specials and prefix included (after truncation).
     fn count_tokens(&self, text: &str) -> Result<usize>;
+
+    /// How the weights are held, for reports (`i8`, `f16+q4_0`, ...; `none` without weights).
+    fn weight_storage(&self) -> &'static str {
+        "none"
+    }
 
     /// The text's word-piece ids as the model's tokenizer splits it, without the prefix and
     /// special tokens: the keys of a static table. `None` when the embedder has no vocabulary.
@@ -111,6 +119,12 @@ pub trait Embedder: Send + Sync {
 #[cfg(feature = "candle")]
 pub fn load(name: &str) -> Result<CandleEmbedder> {
     CandleEmbedder::load(&resolve(name)?)
+}
+
+/// [`load`] with explicit options (weight storage, kernel, engine).
+#[cfg(feature = "candle")]
+pub fn load_with(name: &str, options: &EmbedOptions) -> Result<CandleEmbedder> {
+    CandleEmbedder::load_with(&resolve(name)?, options)
 }
 
 /// Scales `v` to unit length in place. The sum of squares runs in f64 so long vectors do not

@@ -150,7 +150,7 @@ pub struct Machine {
     /// The matrix kernel the fast forward picked (`avx512`, `avx2`, `scalar`).
     pub kernel: &'static str,
     /// How the model's layer weights are stored and multiplied (`i8`, `f16`, `f32`, `q8`; `+q4_0`
-    /// when e5-small's Q4_0 blocks are kept), from `SWITCHYARD_WEIGHTS` or the CPU's default.
+    /// when e5-small's Q4_0 blocks are kept), from the encoder's `EmbedOptions`.
     pub weights: &'static str,
 }
 
@@ -290,7 +290,7 @@ pub fn run(cfg: &BenchConfig, embedder: Arc<dyn Embedder>) -> Result<BenchReport
     let [embed, route, route_transformer, route_cached, screen, assemble, assemble_transformer] =
         stages;
     Ok(BenchReport {
-        machine: machine(),
+        machine: machine(embedder.weight_storage()),
         model: ModelInfo::of(embedder.as_ref()),
         index: cfg.index.clone(),
         tasks: tasks.len(),
@@ -357,8 +357,8 @@ pub fn peak_rss_mib() -> Option<f64> {
     Some((kb / 1024.0 * 10.0).round() / 10.0)
 }
 
-/// Cores, CPU model, OS and commit of this run.
-pub fn machine() -> Machine {
+/// Cores, CPU model, OS and commit of this run, and how the model's weights are held.
+pub fn machine(weights: &'static str) -> Machine {
     let cpu = std::fs::read_to_string("/proc/cpuinfo").ok().and_then(|s| {
         s.lines()
             .find(|l| l.starts_with("model name"))
@@ -378,6 +378,6 @@ pub fn machine() -> Machine {
         rayon_num_threads: std::env::var("RAYON_NUM_THREADS").ok(),
         commit,
         kernel: switchyard_embed::kernel_name(),
-        weights: switchyard_embed::weight_storage(),
+        weights,
     }
 }
