@@ -7,6 +7,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 mod commands;
+mod index_cmds;
 mod measure;
 #[cfg(feature = "candle")]
 mod train;
@@ -25,11 +26,11 @@ enum Command {
     /// Embed one text and print the vector.
     Embed(commands::EmbedArgs),
     /// Build an index from a manifest folder (does nothing if it is already up to date).
-    BuildIndex(commands::BuildArgs),
+    BuildIndex(index_cmds::BuildArgs),
     /// Print an index's header, sections, counts and model.
-    Inspect(commands::InspectArgs),
+    Inspect(index_cmds::InspectArgs),
     /// Check every checksum of an index; exits 2 naming the damaged section.
-    Verify(commands::VerifyArgs),
+    Verify(index_cmds::VerifyArgs),
     /// Route a task: mode, tools and skills, with scores and reasons.
     Route(commands::RouteArgs),
     /// Screen untrusted texts against the index's injection patterns.
@@ -56,9 +57,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Embed(a) => commands::embed(a),
-        Command::BuildIndex(a) => commands::build_index(a),
-        Command::Inspect(a) => commands::inspect(a),
-        Command::Verify(a) => commands::verify(a),
+        Command::BuildIndex(a) => index_cmds::build_index(a),
+        Command::Inspect(a) => index_cmds::inspect(a),
+        Command::Verify(a) => index_cmds::verify(a),
         Command::Route(a) => commands::route(a),
         Command::Screen(a) => commands::screen(a),
         Command::Models(a) => commands::models(a),

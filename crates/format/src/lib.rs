@@ -74,11 +74,12 @@ compile_error!(
 );
 
 pub use crate::error::{FormatError, Result};
-pub use crate::index::{Header, Index, MatrixView, OpenOptions, Section, StaticSpace};
+pub use crate::index::{Header, Index, OpenOptions, Section, StaticSpace};
 pub use crate::layout::{
     ALIGN, Dtype, FLAG_ROWS_NORMALISED, FORMAT_VERSION, HEADER_LEN, MAGIC, MAX_SECTIONS,
     OLDEST_SUPPORTED_VERSION, SECTION_ENTRY_LEN, SectionKind, align_up, stride_for,
 };
+pub use crate::matrix::MatrixView;
 pub use crate::meta::{
     AdapterMeta, CascadeMeta, FusionMeta, IndexMeta, ItemMeta, LexicalMeta, ModeCalibration,
     ModeMeta, ModelMeta, PatternMeta, ScreenHead, ScreenMeta, SelectionMeta, Thresholds,
@@ -89,6 +90,7 @@ pub use crate::writer::{IndexWriter, write_atomic};
 mod error;
 mod index;
 mod layout;
+mod matrix;
 mod meta;
 mod section_checks;
 mod writer;

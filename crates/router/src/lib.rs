@@ -26,15 +26,17 @@
 //! [`RouterBuilder::cascade`]`(false)` turns it off.
 #![deny(missing_docs)]
 
+pub use crate::builder::RouterBuilder;
 pub use crate::decision::{
     AnsweredBy, AppliedThresholds, CascadeCheck, Decision, DropReason, Dropped, GateCheck, Metrics,
     ModeFilter, ModeSource, Selected, SelectedBy, SemanticCheck, Signals, Timings,
 };
 pub use crate::error::{Result, RouteError};
-pub use crate::router::{RouteOptions, Router, RouterBuilder, Scratch};
+pub use crate::router::{RouteOptions, Router, Scratch};
 pub use crate::screen::{PieceRef, PieceVerdict, ScreenEntry, ScreenReport, Verdict};
 pub use switchyard_untrusted::Origin;
 
+mod builder;
 mod cascade;
 mod decision;
 mod error;

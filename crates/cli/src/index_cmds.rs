@@ -1,0 +1,363 @@
+//! The commands about index files: `build-index`, `inspect`, `verify`.
+
+use crate::commands::load_model;
+use crate::print_json;
+use anyhow::{Context, Result};
+use clap::Args;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use switchyard_format::{Index, OpenOptions};
+
+/// Arguments of `switchyard build-index`.
+#[derive(Args, Debug)]
+pub struct BuildArgs {
+    /// Manifest folder (tools.toml, skills.toml, modes.toml, injection.toml).
+    #[arg(long, default_value = "manifests")]
+    pub manifests: PathBuf,
+    /// Index file to write.
+    #[arg(long, default_value = "switchyard.idx")]
+    pub out: PathBuf,
+    /// Model: a short name (minilm, e5-small), a folder, or a cached Hugging Face repo id.
+    #[arg(long, default_value = "minilm")]
+    pub model: String,
+    /// Rebuild even when the file already matches the manifests and model.
+    #[arg(long)]
+    pub force: bool,
+    /// Labelled texts the learned injection screen also trains on: one {"text", "label": 0|1}
+    /// per line, the schema of `eval injection` samples (repeatable).
+    #[arg(long = "injection-train", value_name = "FILE.jsonl")]
+    pub injection_train: Vec<PathBuf>,
+    /// False-positive rate on benign text the screen's threshold is chosen for.
+    #[arg(long, default_value_t = switchyard_build_index::DEFAULT_TARGET_FPR)]
+    pub target_fpr: f32,
+    /// Train the screen without the manifest folder's own injection-train.jsonl.
+    #[arg(long)]
+    pub no_catalog_train: bool,
+    /// Give the learned screen the nearest attack and benign look-alike cosines as features
+    /// beside the embedding (off by default: no gain measured, and each piece then costs a
+    /// pass over every pattern).
+    #[arg(long)]
+    pub contrast_features: bool,
+    /// L2 penalty of the learned screen (larger: smoother, less fitted to the training rows).
+    #[arg(long, default_value_t = switchyard_build_index::DEFAULT_L2)]
+    pub screen_l2: f64,
+    /// A query adapter (`switchyard train adapter`) to map tools and skills rows with; the
+    /// index keeps it and the router maps each task with it.
+    #[arg(long, value_name = "FILE.swya", conflicts_with = "no_adapter")]
+    pub adapter: Option<PathBuf>,
+    /// Build without a query adapter (the encoder's own vectors throughout).
+    #[arg(long)]
+    pub no_adapter: bool,
+    /// Print a JSON report (no progress bar).
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn build_index(a: BuildArgs) -> Result<()> {
+    if !(0.0..0.5).contains(&a.target_fpr) {
+        anyhow::bail!(
+            "--target-fpr {} is outside [0, 0.5); give a false-positive rate such as 0.01",
+            a.target_fpr
+        );
+    }
+    let mut screen = switchyard_build_index::ScreenTraining::default();
+    screen.options.target_fpr = a.target_fpr;
+    screen.ignore_catalog_file = a.no_catalog_train;
+    screen.options.contrast_features = a.contrast_features;
+    if !(a.screen_l2 > 0.0 && a.screen_l2.is_finite()) {
+        anyhow::bail!("--screen-l2 {} must be a positive number such as 0.01", a.screen_l2);
+    }
+    screen.options.l2 = a.screen_l2;
+    for f in &a.injection_train {
+        screen.add_file(f)?;
+    }
+    let adapter = match &a.adapter {
+        Some(path) if !a.no_adapter => {
+            Some((path.clone(), switchyard::adapter::Adapter::read(path)?))
+        }
+        _ => None,
+    };
+    let model = load_model(&a.model)?;
+    let bar = (!a.json && std::io::stderr().is_terminal()).then(|| {
+        let b = indicatif::ProgressBar::new(0);
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "embedding {bar:40} {pos}/{len} texts {elapsed}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        b
+    });
+    let progress: Option<Box<dyn Fn(usize, usize) + Send + Sync>> = bar.clone().map(|b| {
+        Box::new(move |done: usize, total: usize| {
+            b.set_length(total as u64);
+            b.set_position(done as u64);
+        }) as Box<dyn Fn(usize, usize) + Send + Sync>
+    });
+    let options =
+        switchyard_build_index::BuildOptions { force: a.force, progress, screen, adapter };
+    let outcome =
+        switchyard_build_index::build_to_file(&a.manifests, &a.out, model.as_ref(), &options)
+            .with_context(|| {
+                format!("building {} from {}", a.out.display(), a.manifests.display())
+            })?;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    if a.json {
+        return print_json(&outcome);
+    }
+    match outcome {
+        switchyard_build_index::BuildOutcome::UpToDate { path, manifest_hash } => {
+            println!(
+                "{} is up to date (manifests {}, model {}); use --force to rebuild",
+                path.display(),
+                &manifest_hash[..12],
+                a.model
+            );
+        }
+        switchyard_build_index::BuildOutcome::Built(r) => {
+            for w in &r.warnings {
+                eprintln!("{w}");
+            }
+            let rows: Vec<String> = r.rows.iter().map(|(k, v)| format!("{k} {v}")).collect();
+            println!(
+                "wrote {} ({} bytes) with {} in {:.0} ms (embedding {:.0} ms)\nrows: {}",
+                r.path.display(),
+                r.bytes,
+                r.model,
+                r.total_ms,
+                r.embed_ms,
+                rows.join(", ")
+            );
+            let t = &r.thresholds;
+            println!(
+                "thresholds: tool {:.3}, skill {:.3}, mode {:.3}, injection {:.3} (unrelated {:.3}, related {:.3})",
+                t.tool_min, t.skill_min, t.mode_min, t.injection, t.unrelated_mean, t.related_mean
+            );
+            match &r.screen.head {
+                Some(h) => println!(
+                    "screen: learned head on {} attacks and {} benign texts ({}); threshold {:.3} for {:.1}% false positives; out of fold: AUC {:.3}, recall {:.3}, FPR {:.3}",
+                    h.attacks,
+                    h.benign,
+                    h.sources.join(", "),
+                    h.threshold,
+                    h.target_fpr * 100.0,
+                    h.oof_auc,
+                    h.oof_recall,
+                    h.oof_fpr
+                ),
+                None => println!(
+                    "screen: contrast rule only: {}",
+                    r.screen.fallback_reason.as_deref().unwrap_or("no head")
+                ),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Arguments of `switchyard inspect`.
+#[derive(Args, Debug)]
+pub struct InspectArgs {
+    /// The index file.
+    pub file: PathBuf,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn inspect(a: InspectArgs) -> Result<()> {
+    let t = std::time::Instant::now();
+    let index = Index::open(&a.file, &OpenOptions::new())?;
+    let open_ms = t.elapsed().as_secs_f64() * 1e3;
+    let h = index.header();
+    let m = index.meta();
+    let sections: Vec<serde_json::Value> = index
+        .sections()
+        .iter()
+        .map(|s| serde_json::json!({"kind": s.kind.name(), "offset": s.offset, "len": s.len, "rows": s.rows, "cols": s.cols, "stride": s.stride, "crc32": format!("{:08x}", s.crc32)}))
+        .collect();
+    let report = serde_json::json!({
+        "path": a.file, "format_version": h.version, "dim": h.dim, "file_len": h.file_len, "flags": h.flags,
+        "model": m.model, "manifest_hash": m.manifest_hash, "sections": sections,
+        "counts": {"tools": m.tools.len(), "skills": m.skills.len(), "modes": m.modes.len(), "injections": m.injections.len(), "benign": m.benign.len()},
+        "default_mode": m.default_mode, "thresholds": m.thresholds, "open_ms": open_ms,
+        "selection": index.selection().map(|sel| serde_json::json!({
+            "builder_version": sel.builder_version,
+            "tools": sel.tools, "skills": sel.skills, "mode": sel.mode,
+            "out_of_mode_penalty": sel.out_of_mode_penalty, "hints": sel.hints,
+            "lexical_terms": {"tools": sel.tools_lexical.terms.len(), "skills": sel.skills_lexical.terms.len()},
+        })),
+        "screen": index.screen().map(|s| serde_json::json!({
+            "builder_version": s.builder_version,
+            "windowing": s.windowing,
+            "fallback_reason": s.fallback_reason,
+            "head": s.head.as_ref().map(|h| serde_json::json!({
+                "threshold": h.threshold, "near_copy_threshold": h.near_copy_threshold, "target_fpr": h.target_fpr, "l2": h.l2,
+                "attack_weight": h.attack_weight, "benign_weight": h.benign_weight,
+                "oof_auc": h.oof_auc, "oof_recall": h.oof_recall, "oof_fpr": h.oof_fpr,
+                "attacks": h.attacks, "benign": h.benign, "sources": h.sources,
+            })),
+        })),
+        "adapter": index.adapter().map(|a| serde_json::json!({
+            "id": a.id, "rank": a.rank, "trained_on": a.trained_on,
+            "info": serde_json::from_str::<serde_json::Value>(&a.info_json).ok(),
+        })),
+    });
+    if a.json {
+        return print_json(&report);
+    }
+    println!("{}  format v{}  {} bytes  dim {}", a.file.display(), h.version, h.file_len, h.dim);
+    println!(
+        "model      {} ({}), prefix {:?}, pooling {}",
+        m.model.name, m.model.fingerprint, m.model.prefix, m.model.pooling
+    );
+    println!("manifests  {}", m.manifest_hash);
+    println!(
+        "counts     {} tools, {} skills, {} modes, {} injection patterns, {} benign",
+        m.tools.len(),
+        m.skills.len(),
+        m.modes.len(),
+        m.injections.len(),
+        m.benign.len()
+    );
+    let t = &m.thresholds;
+    println!(
+        "thresholds tool {:.3}  skill {:.3}  mode {:.3}  injection {:.3}  memory {:.3}",
+        t.tool_min, t.skill_min, t.mode_min, t.injection, t.memory_min
+    );
+    match index.static_space() {
+        Some(st) => {
+            let c = st.meta;
+            println!(
+                "cascade    {} pieces; answers when coverage >= {:.2} and lead >= {:.2} of the \
+                 static spread; static tool {:.3}  skill {:.3}  mode {:.3}",
+                c.piece_ids.len(),
+                c.min_coverage,
+                c.margin,
+                c.thresholds.tool_min,
+                c.thresholds.skill_min,
+                c.thresholds.mode_min
+            );
+        }
+        None => println!("cascade    none (every task runs the model)"),
+    }
+    match index.screen() {
+        Some(sc) => match &sc.head {
+            Some(h) => println!(
+                "screen     learned head: threshold {:.3} for {:.1}% false positives, near copies of an attack from cosine {:.3}; {} attacks and {} benign rows ({}); out of fold AUC {:.3}, recall {:.3}, FPR {:.3}; windows of {} bytes, at most {}",
+                h.threshold,
+                h.target_fpr * 100.0,
+                h.near_copy_threshold,
+                h.attacks,
+                h.benign,
+                h.sources.join(", "),
+                h.oof_auc,
+                h.oof_recall,
+                h.oof_fpr,
+                sc.windowing.target_bytes,
+                sc.windowing.max_windows
+            ),
+            None => println!(
+                "screen     contrast rule only: {}",
+                sc.fallback_reason.as_deref().unwrap_or("no head")
+            ),
+        },
+        None => println!(
+            "screen     contrast rule only (format version {} has no learned screen)",
+            h.version
+        ),
+    }
+    match index.adapter() {
+        Some(ad) => println!(
+            "adapter    {} (rank {}, trained on {}): tools and skills are scored in its space",
+            ad.id,
+            ad.rank,
+            ad.trained_on.join(", ")
+        ),
+        None => println!("adapter    none (the model's own vectors)"),
+    }
+    match index.selection() {
+        Some(sel) => {
+            for (what, f, lex) in [
+                ("tools", &sel.tools, &sel.tools_lexical),
+                ("skills", &sel.skills, &sel.skills_lexical),
+            ] {
+                // Catalogs too small to gate store the lowest finite gate: always open.
+                let gate = if f.gate_z <= f32::MIN / 2.0 {
+                    "gate always open (too few items to gate)".to_string()
+                } else {
+                    format!("gate z {:.2} or lexical {:.2}", f.gate_z, f.lexical_gate)
+                };
+                println!(
+                    "hybrid     {what}: lexical weight {:.2} ({}), {gate}, {} terms",
+                    f.lexical_weight,
+                    f.source,
+                    lex.terms.len()
+                );
+            }
+            let c = &sel.mode;
+            match c.semantic_margin {
+                Some(margin) => println!(
+                    "modes      semantic guess needs a lead of {margin:.4} ({} examples, leave-one-out precision {:.2} on {:.0}% of them); default {}",
+                    c.examples,
+                    c.precision.unwrap_or(0.0),
+                    100.0 * c.coverage.unwrap_or(0.0),
+                    m.default_mode
+                ),
+                None => {
+                    println!("modes      no semantic guess: {}", c.note.as_deref().unwrap_or("off"))
+                }
+            }
+        }
+        None => {
+            println!("hybrid     none (built before format 3: cosine thresholds, hard mode filter)")
+        }
+    }
+    println!(
+        "{:<16} {:>10} {:>10} {:>7} {:>5} {:>6} {:>9}",
+        "section", "offset", "len", "rows", "cols", "stride", "crc32"
+    );
+    for s in index.sections() {
+        println!(
+            "{:<16} {:>10} {:>10} {:>7} {:>5} {:>6} {:>9}",
+            s.kind.name(),
+            s.offset,
+            s.len,
+            s.rows,
+            s.cols,
+            s.stride,
+            format!("{:08x}", s.crc32)
+        );
+    }
+    Ok(())
+}
+
+/// Arguments of `switchyard verify`.
+#[derive(Args, Debug)]
+pub struct VerifyArgs {
+    /// The index file.
+    pub file: PathBuf,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn verify(a: VerifyArgs) -> Result<()> {
+    // Opening with verification checks every crc; `verify()` is explicit about it.
+    let index = Index::open(&a.file, &OpenOptions::new())?;
+    index.verify()?;
+    if a.json {
+        print_json(
+            &serde_json::json!({"path": a.file, "ok": true, "sections": index.sections().len()}),
+        )
+    } else {
+        println!(
+            "{}: ok ({} sections, every checksum verified)",
+            a.file.display(),
+            index.sections().len()
+        );
+        Ok(())
+    }
+}
