@@ -76,6 +76,8 @@ fn the_router_maps_the_task_with_the_index_adapter_for_tools_only() {
     assert_eq!(report.adapter.as_deref(), Some(adapter.id().as_str()));
     let router = RouterBuilder::new(&adapted).build(Arc::clone(&model)).unwrap();
     assert_eq!(router.index().adapter().map(|a| a.id.as_str()), Some(adapter.id().as_str()));
+    // Every task runs through the model and the adapter: no static answer bypasses it.
+    assert!(router.index().static_space().is_none());
     // A card row is not query-like: a query-side adapter leaves it as the model gave it.
     let stored = router.index().matrix(SectionKind::Tools).row(target.first_row as usize);
     assert_eq!(stored, card.as_slice());
@@ -179,4 +181,46 @@ fn an_adapter_trained_on_a_catalogs_own_cases_is_reproducible_and_builds_into_it
         router.index().adapter().map(|a| a.trained_on.clone()),
         Some(vec![set.name.clone()])
     );
+}
+
+#[test]
+fn eval_tools_builds_and_reports_an_index_with_the_adapter_and_a_split() {
+    let model = hash();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("tools.jsonl"),
+        "{\"name\": \"get_weather\", \"description\": \"Today's forecast for a city\"}\n\
+         {\"name\": \"book_flight\", \"description\": \"Reserve a seat on a flight\"}\n\
+         {\"name\": \"send_email\", \"description\": \"Send an e-mail to someone\"}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("queries.jsonl"),
+        "{\"query\": \"will it rain in Lisbon\", \"gold\": [\"get_weather\"], \"split\": \"test\"}\n\
+         {\"query\": \"fly me to Rome on Friday\", \"gold\": [\"book_flight\"], \"split\": \"test\"}\n\
+         {\"query\": \"mail Ana the report\", \"gold\": [\"send_email\"], \"split\": \"dev\"}\n",
+    )
+    .unwrap();
+    let task = model.embed("will it rain in Lisbon").unwrap();
+    let adapter = steering(model.as_ref(), &task, &model.embed("get weather").unwrap());
+    let cfg = |adapter: Option<Adapter>, split: Option<&str>| switchyard_eval::ToolsEval {
+        tools: dir.path().join("tools.jsonl"),
+        queries: dir.path().join("queries.jsonl"),
+        ks: vec![1, 3],
+        cache_dir: dir.path().join("cache"),
+        limit: None,
+        lexical_weight: None,
+        adapter,
+        split: split.map(str::to_string),
+    };
+    let run =
+        |c| switchyard_eval::eval_tools(&c, Arc::clone(&model), &switchyard_eval::no_progress);
+    let with = run(cfg(Some(adapter.clone()), Some("test"))).unwrap();
+    assert_eq!(with.index.adapter.as_deref(), Some(adapter.id().as_str()));
+    assert_eq!(with.dataset.queries, 2, "only the test split");
+    let without = run(cfg(None, None)).unwrap();
+    assert_eq!(without.index.adapter, None);
+    assert_ne!(with.index.path, without.index.path, "indexes are cached per adapter");
+    let err = run(cfg(None, Some("train"))).unwrap_err().to_string();
+    assert!(err.contains("no query has split \"train\""), "{err}");
 }

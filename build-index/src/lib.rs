@@ -373,15 +373,20 @@ pub fn build_bytes_with(
         modes: (&matrices[2], &mode_spans_u),
         off_topic: item_off_topic.as_deref().unwrap_or(&off_topic),
     });
-    let cascade = cascade::distil(
-        embedder,
-        &cascade::Groups {
-            tools: (&groups[0], &tool_spans_u),
-            skills: (&groups[1], &skill_spans_u),
-            modes: (&groups[2], &mode_spans_u),
-            tool_names: name_texts.as_deref(),
-        },
-    )?;
+    // The static space approximates the model's own vectors, not the adapter's: an index with
+    // an adapter runs every task through the model, so no answer bypasses the adapter.
+    let cascade = match adapter {
+        Some(_) => None,
+        None => cascade::distil(
+            embedder,
+            &cascade::Groups {
+                tools: (&groups[0], &tool_spans_u),
+                skills: (&groups[1], &skill_spans_u),
+                modes: (&groups[2], &mode_spans_u),
+                tool_names: name_texts.as_deref(),
+            },
+        )?,
+    };
 
     let meta = IndexMeta {
         model: ModelMeta {
