@@ -37,8 +37,17 @@ pub fn load_model(name: &str) -> Result<Arc<dyn Embedder>> {
 }
 
 pub fn embed(a: EmbedArgs) -> Result<()> {
-    let model = switchyard_embed::load_with(&a.model, &embed_options()?)
+    let options = embed_options()?;
+    let t_load = std::time::Instant::now();
+    let model = switchyard_embed::load_with(&a.model, &options)
         .with_context(|| format!("loading model {}", a.model))?;
+    let load_ms = t_load.elapsed().as_secs_f64() * 1e3;
+    let lt = *model.load_timings();
+    // Resolving the name (search folders, model.toml) is what load_with did besides loading.
+    let load = serde_json::json!({
+        "resolve_ms": (load_ms - lt.total_ms).max(0.0), "weights_ms": lt.weights_ms,
+        "pack_ms": lt.pack_ms, "tokenizer_ms": lt.tokenizer_ms, "total_ms": load_ms,
+    });
     let t = std::time::Instant::now();
     let v = model.embed(&a.text)?;
     let first_ms = t.elapsed().as_secs_f64() * 1e3;
@@ -65,15 +74,20 @@ pub fn embed(a: EmbedArgs) -> Result<()> {
         print_json(&serde_json::json!({
             "model": info.name, "fingerprint": info.fingerprint.to_hex(), "dim": info.dim,
             "tokens": tokens, "embedding": v, "first_ms": first_ms, "runs": times.len().max(1),
-            "p50_ms": p50, "p95_ms": p95, "threads": threads,
+            "p50_ms": p50, "p95_ms": p95, "threads": threads, "load": load,
+            "weights": model.weight_storage(),
         }))
     } else {
         let head: Vec<String> = v.iter().take(8).map(|x| format!("{x:.4}")).collect();
         println!(
-            "model        {}\nfingerprint  {}\ndim          {}\ntokens       {tokens}\nthreads      {threads}\nfirst_ms     {first_ms:.2}\np50_ms       {p50:.2} ({} runs)\np95_ms       {p95:.2}\nembedding    [{}, ...]",
+            "model        {}\nfingerprint  {}\ndim          {}\nweights      {}\nload_ms      {load_ms:.1} (weights {:.1}, packing {:.1}, tokenizer {:.1})\ntokens       {tokens}\nthreads      {threads}\nfirst_ms     {first_ms:.2}\np50_ms       {p50:.2} ({} runs)\np95_ms       {p95:.2}\nembedding    [{}, ...]",
             info.name,
             info.fingerprint,
             info.dim,
+            model.weight_storage(),
+            lt.weights_ms,
+            lt.pack_ms,
+            lt.tokenizer_ms,
             times.len().max(1),
             head.join(", ")
         );

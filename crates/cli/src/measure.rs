@@ -507,6 +507,18 @@ pub fn bench(a: BenchArgs) -> Result<()> {
             c.min_ms,
             c.runs_ms.len()
         );
+        if let Some(b) = &c.breakdown {
+            println!(
+                "  by step      {:.0} ms: resolve {:.1}, weights {:.1}, packing {:.1}, tokenizer {:.1}, first forward {:.1}, exec and exit {:.1} (medians of `embed`)",
+                b.wall_ms,
+                b.resolve_ms,
+                b.weights_ms,
+                b.pack_ms,
+                b.tokenizer_ms,
+                b.first_forward_ms,
+                b.process_ms
+            );
+        }
     }
     if let Some(m) = r.peak_rss_mib {
         println!("peak RSS       {m:.1} MiB");

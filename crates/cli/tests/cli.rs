@@ -213,6 +213,20 @@ fn an_unknown_forward_setting_is_refused_with_the_values_it_takes() {
 }
 
 #[test]
+fn embed_reports_where_the_load_went() {
+    let Some(_) = minilm_dir() else { return };
+    let o = run(&["embed", "--model", "minilm", "--json", "run the tests"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let step = |k: &str| v["load"][k].as_f64().unwrap_or_else(|| panic!("load.{k} in {v}"));
+    let parts = ["resolve_ms", "weights_ms", "pack_ms", "tokenizer_ms"].map(step);
+    assert!(parts.iter().all(|&x| x >= 0.0), "{parts:?}");
+    let sum: f64 = parts.iter().sum();
+    assert!((sum - step("total_ms")).abs() < 1.0, "the steps add up to the load: {v}");
+    assert!(v["weights"].as_str().is_some_and(|w| !w.is_empty() && w != "none"), "{v}");
+}
+
+#[test]
 fn a_garbage_or_empty_weights_file_is_refused_naming_it() {
     let Some(models) = minilm_dir() else { return };
     for content in [&b"not a safetensors file at all"[..], b""] {

@@ -31,6 +31,21 @@ pub struct CandleEmbedder {
     options: EmbedOptions,
     /// How its weights are held, for reports.
     storage: &'static str,
+    /// Where the load's time went.
+    load_timings: LoadTimings,
+}
+
+/// Where loading an encoder spent its time (milliseconds), for the cold-start breakdown.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+pub struct LoadTimings {
+    /// Reading the weight file and building the layers (dequantizing where needed).
+    pub weights_ms: f64,
+    /// Packing the layers for the fast forward (or keeping candle's).
+    pub pack_ms: f64,
+    /// Parsing the tokenizer file and setting it up.
+    pub tokenizer_ms: f64,
+    /// All of the load.
+    pub total_ms: f64,
 }
 
 impl std::fmt::Debug for CandleEmbedder {
@@ -45,6 +60,11 @@ impl CandleEmbedder {
         &self.options
     }
 
+    /// Where loading it spent its time.
+    pub fn load_timings(&self) -> &LoadTimings {
+        &self.load_timings
+    }
+
     /// Loads a resolved model (see [`crate::resolve`]) with default options.
     pub fn load(model: &ResolvedModel) -> Result<Self> {
         Self::load_with(model, &EmbedOptions::default())
@@ -52,6 +72,7 @@ impl CandleEmbedder {
 
     /// Loads a resolved model with explicit options (weight storage, kernel, engine).
     pub fn load_with(model: &ResolvedModel, options: &EmbedOptions) -> Result<Self> {
+        let t0 = std::time::Instant::now();
         crate::kernel::select_kernel(options.kernel)?;
         let precision = crate::kernel::weight_precision(options.weights);
         let candle_engine = options.engine == EngineChoice::Candle;
@@ -81,6 +102,7 @@ impl CandleEmbedder {
                 BertEncoder::from_e5s1(&E5File::read(&weights)?, hold)?
             }
         };
+        let t_weights = t0.elapsed();
         let max_positions = encoder.max_positions();
         let encoder = if candle_engine {
             Engine::Candle(encoder)
@@ -98,6 +120,7 @@ impl CandleEmbedder {
                 },
             }
         };
+        let t_pack = t0.elapsed();
         let tokenizer_path = model.path(&spec.tokenizer);
         let mut tokenizer = Tokenizer::from_file(&tokenizer_path).map_err(|e| {
             EmbedError::Tokenizer { path: tokenizer_path.clone(), message: e.to_string() }
@@ -125,12 +148,29 @@ impl CandleEmbedder {
             .unwrap_or(0);
         let mut info = model.info();
         info.max_tokens = max_tokens;
+        let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+        let total = t0.elapsed();
+        let load_timings = LoadTimings {
+            weights_ms: ms(t_weights),
+            pack_ms: ms(t_pack - t_weights),
+            tokenizer_ms: ms(total - t_pack),
+            total_ms: ms(total),
+        };
         let storage = match (&encoder, options.q4_matmul) {
             (Engine::Fast(_), _) => crate::kernel::weight_storage(precision),
             (Engine::Candle(_), true) => "candle+q4_0",
             (Engine::Candle(_), false) => "candle-f32",
         };
-        Ok(Self { info, tokenizer, tokenizer_path, encoder, pad_id, options: *options, storage })
+        Ok(Self {
+            info,
+            tokenizer,
+            tokenizer_path,
+            encoder,
+            pad_id,
+            options: *options,
+            storage,
+            load_timings,
+        })
     }
 
     /// Token ids of one text as the model sees it (prefix and special tokens included).

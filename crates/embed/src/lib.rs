@@ -43,7 +43,7 @@ pub use crate::model::{
 };
 
 #[cfg(feature = "candle")]
-pub use crate::candle_embedder::CandleEmbedder;
+pub use crate::candle_embedder::{CandleEmbedder, LoadTimings};
 
 #[cfg(feature = "candle")]
 mod bert;

@@ -132,6 +132,27 @@ pub struct ColdStart {
     pub runs_ms: Vec<f64>,
     /// The command timed.
     pub command: String,
+    /// Where a fresh process's time goes, from `switchyard embed --json` runs (medians).
+    pub breakdown: Option<ColdBreakdown>,
+}
+
+/// A fresh process's time by step, medians over runs of `switchyard embed --json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct ColdBreakdown {
+    /// The whole process, wall clock.
+    pub wall_ms: f64,
+    /// Finding the model folder and reading `model.toml`.
+    pub resolve_ms: f64,
+    /// Reading the weight file and building the layers.
+    pub weights_ms: f64,
+    /// Packing the layers for the fast forward.
+    pub pack_ms: f64,
+    /// Parsing the tokenizer file.
+    pub tokenizer_ms: f64,
+    /// The first forward pass (one short text).
+    pub first_forward_ms: f64,
+    /// The rest: exec, dynamic loading, argument parsing, output and exit.
+    pub process_ms: f64,
 }
 
 /// Where the numbers were taken.
@@ -346,6 +367,58 @@ pub fn cold_start(exe: &Path, index: &Path, model: &str, runs: usize) -> Result<
         min_ms: runs_ms.iter().copied().fold(f64::INFINITY, f64::min),
         command: format!("{} {}", exe.display(), args.join(" ")),
         runs_ms,
+        breakdown: Some(cold_breakdown(exe, model, runs)?),
+    })
+}
+
+/// Runs `switchyard embed --json` `runs` times in fresh processes and takes the median of each
+/// step it reports.
+pub fn cold_breakdown(exe: &Path, model: &str, runs: usize) -> Result<ColdBreakdown> {
+    let mut steps: [Vec<f64>; 7] = Default::default();
+    for _ in 0..runs.max(1) {
+        let t = Instant::now();
+        let out = Command::new(exe)
+            .args(["embed", "--model", model, "--json", "run the tests"])
+            .output()
+            .map_err(|source| crate::EvalError::Io { path: exe.to_path_buf(), source })?;
+        let wall = t.elapsed().as_secs_f64() * 1e3;
+        let bad = |why: String| {
+            crate::EvalError::Usage(format!("cold-start breakdown run of {}: {why}", exe.display()))
+        };
+        if !out.status.success() {
+            return Err(bad(String::from_utf8_lossy(&out.stderr).trim().to_string()));
+        }
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .map_err(|e| bad(format!("its output is not JSON: {e}")))?;
+        let num = |path: &[&str]| {
+            path.iter().try_fold(&v, |v, k| v.get(k)).and_then(serde_json::Value::as_f64)
+        };
+        let got = [
+            num(&["load", "resolve_ms"]),
+            num(&["load", "weights_ms"]),
+            num(&["load", "pack_ms"]),
+            num(&["load", "tokenizer_ms"]),
+            num(&["first_ms"]),
+        ];
+        let [Some(resolve), Some(weights), Some(pack), Some(tokenizer), Some(first)] = got else {
+            return Err(bad("its JSON has no load timings".into()));
+        };
+        let process = wall - resolve - weights - pack - tokenizer - first;
+        for (s, x) in
+            steps.iter_mut().zip([wall, resolve, weights, pack, tokenizer, first, process])
+        {
+            s.push(x);
+        }
+    }
+    let m = |i: usize| (percentile(&steps[i], 50.0) * 100.0).round() / 100.0;
+    Ok(ColdBreakdown {
+        wall_ms: m(0),
+        resolve_ms: m(1),
+        weights_ms: m(2),
+        pack_ms: m(3),
+        tokenizer_ms: m(4),
+        first_forward_ms: m(5),
+        process_ms: m(6),
     })
 }
 
