@@ -108,6 +108,24 @@ fn a_damaged_adapter_is_refused_naming_the_file_before_anything_is_built() {
 }
 
 #[test]
+fn out_of_range_screen_settings_are_refused_with_an_example_before_any_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.idx");
+    for (flag, value, says) in [
+        ("--target-fpr", "0.7", "--target-fpr 0.7 is outside [0, 0.5)"),
+        ("--target-fpr", "-0.1", "--target-fpr -0.1 is outside [0, 0.5)"),
+        ("--screen-l2", "0", "--screen-l2 0 must be a positive number"),
+        ("--screen-l2", "NaN", "--screen-l2 NaN must be a positive number"),
+    ] {
+        let arg = format!("{flag}={value}");
+        let o = run(&["build-index", "--out", out.to_str().unwrap(), &arg]);
+        assert_eq!(o.status.code(), Some(2), "{arg}: {}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{arg}: {}", stderr(&o));
+        assert!(!out.exists());
+    }
+}
+
+#[test]
 fn training_an_adapter_checks_its_sets_and_settings_before_loading_a_model() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("a.swya");
