@@ -145,6 +145,64 @@ fn too_few_mode_examples_turn_the_guess_off_and_the_default_mode_only_orders_too
     assert_eq!(router.route("have a look", &hinted).unwrap().mode, "observe");
 }
 
+/// The ops catalog with three examples for `operate`: enough to guess from, too few for a
+/// leave-one-out margin.
+fn ops_catalog_with_examples(dir: &Path) -> PathBuf {
+    let m = ops_catalog(dir);
+    let modes = std::fs::read_to_string(m.join("modes.toml")).unwrap();
+    let more = r#"examples = ["bring the cluster back up", "roll back the checkout release", "scale the api to ten replicas"]"#;
+    write(&m, "modes.toml", &modes.replace(r#"examples = ["bring the cluster back up"]"#, more));
+    m
+}
+
+#[test]
+fn the_guess_decides_when_the_best_tools_favour_the_same_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifests = ops_catalog_with_examples(dir.path());
+    let path = build(&manifests, &HashEmbedder::new(384), dir.path(), "x.idx");
+    let index = switchyard_format::Index::open(&path, &Default::default()).unwrap();
+    let calibration = &index.selection().unwrap().mode;
+    assert!(calibration.tool_agreement, "{calibration:?}");
+    drop(index);
+    // A margin no lead reaches: only the tools' agreement can let the guess decide.
+    let router = RouterBuilder::new(&path)
+        .semantic_margin(Some(10.0))
+        .build(Arc::new(HashEmbedder::new(384)))
+        .unwrap();
+
+    // The examples' best mode is operate, and so are the best tools (operate-only).
+    let d = router
+        .route("scale the checkout deployment to ten replicas", &RouteOptions::default())
+        .unwrap();
+    let check = d.semantic_mode.clone().unwrap();
+    let favour = check.tools_favour.clone().unwrap();
+    assert_eq!((check.best.as_str(), favour.mode.as_str()), ("operate", "operate"), "{check:?}");
+    assert_eq!(favour.voters.first().map(String::as_str), Some("scale_deployment"), "{favour:?}");
+    assert!(favour.share > 0.5 && favour.share <= 1.0, "{favour:?}");
+    assert_eq!((d.mode.as_str(), d.mode_source), ("operate", ModeSource::Semantic));
+    assert!(d.mode_detail.as_deref().unwrap().contains("favour the same mode"), "{d:?}");
+    // Still a guess: tools outside the mode are ordered after, never dropped.
+    assert_eq!(d.mode_filter, ModeFilter::Soft);
+    assert_eq!(d.metrics.embedding_calls, 1);
+
+    // Tools that carry no mode ("any" everywhere) vote for none: the default decides.
+    let tools = std::fs::read_to_string(manifests.join("tools.toml")).unwrap();
+    write(&manifests, "tools.toml", &tools.replace(r#"modes = ["operate"]"#, r#"modes = ["any"]"#));
+    let path = build(&manifests, &HashEmbedder::new(384), dir.path(), "any.idx");
+    let index = switchyard_format::Index::open(&path, &Default::default()).unwrap();
+    assert!(!index.selection().unwrap().mode.tool_agreement);
+    drop(index);
+    let router = RouterBuilder::new(&path)
+        .semantic_margin(Some(10.0))
+        .build(Arc::new(HashEmbedder::new(384)))
+        .unwrap();
+    let d = router
+        .route("scale the checkout deployment to ten replicas", &RouteOptions::default())
+        .unwrap();
+    assert_eq!((d.mode.as_str(), d.mode_source), ("observe", ModeSource::Default));
+    assert_eq!(d.semantic_mode.unwrap().tools_favour, None);
+}
+
 #[test]
 fn mode_manifest_mistakes_name_file_line_and_field() {
     let dir = tempfile::tempdir().unwrap();

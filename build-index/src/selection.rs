@@ -28,7 +28,7 @@ use switchyard_manifest::Catalog;
 
 /// Version of this calibration; bump it whenever the selection section's figures change for
 /// the same catalog and model, so cached and up-to-date checks rebuild.
-pub const BUILDER_VERSION: u32 = 3;
+pub const BUILDER_VERSION: u32 = 4;
 /// Lexical weight when the catalog has too few examples to measure one. Chosen on development
 /// splits only (a tenth of metatool, Seal-Tools' dev split), see `benches/RESULTS.md`: metatool
 /// (paraphrased queries) peaks at 0.2-0.3, Seal-Tools (queries reusing the descriptions' words)
@@ -267,6 +267,7 @@ fn calibrate_modes(inputs: &Inputs<'_>) -> ModeCalibration {
         precision: None,
         coverage: None,
         note: Some(note),
+        tool_agreement: false,
     };
     if spans.len() < 2 {
         return off(0, "fewer than two modes".into());
@@ -288,6 +289,12 @@ fn calibrate_modes(inputs: &Inputs<'_>) -> ModeCalibration {
             ),
         );
     }
+    // The tools can only vote for a mode if some tool is offered in fewer than all of them.
+    let tool_agreement = catalog.tools.iter().any(|t| {
+        !t.modes.is_empty()
+            && !t.modes.iter().any(|m| m == "any")
+            && catalog.modes.iter().any(|m| !t.modes.contains(&m.name))
+    });
     let row = |r: usize| &rows[r * dim..(r + 1) * dim];
     // (lead, correct) per example.
     let mut outcomes: Vec<(f32, bool)> = Vec::new();
@@ -328,13 +335,23 @@ fn calibrate_modes(inputs: &Inputs<'_>) -> ModeCalibration {
             precision: Some(precision),
             coverage: Some(n as f32 / outcomes.len() as f32),
             note: None,
+            tool_agreement,
         },
-        None => off(
-            outcomes.len() as u32,
-            format!(
-                "no lead reached {MODE_PRECISION} leave-one-out precision on the mode examples; the default mode {default} decides"
-            ),
-        ),
+        None => ModeCalibration {
+            tool_agreement,
+            ..off(
+                outcomes.len() as u32,
+                if tool_agreement {
+                    format!(
+                        "no lead reached {MODE_PRECISION} leave-one-out precision on the mode examples; the default mode {default} decides unless the task's best tools favour the examples' best mode"
+                    )
+                } else {
+                    format!(
+                        "no lead reached {MODE_PRECISION} leave-one-out precision on the mode examples; the default mode {default} decides"
+                    )
+                },
+            )
+        },
     }
 }
 

@@ -202,16 +202,19 @@ impl Fitter<'_> {
         // Mode margin: over the cases the semantic step reaches.
         let open = FitParams { lexical_weight, gate_z, mode_margin: Some(0.0) };
         let decisions = self.decide(&self.router(&open)?, cases)?;
-        let mut seen: Vec<(f32, bool, bool)> = Vec::new(); // lead, guess right, default right
+        // Lead, guess right, default right, guess taken anyway (the best tools agree).
+        let mut seen: Vec<(f32, bool, bool, bool)> = Vec::new();
         for (c, d) in cases.iter().zip(&decisions) {
             if let Some(s) = &d.semantic_mode
                 && matches!(d.mode_source, ModeSource::Semantic | ModeSource::Default)
             {
-                seen.push((s.lead, s.best == c.row.mode, self.default_mode == c.row.mode));
+                let agreed = s.tools_favour.as_ref().is_some_and(|e| e.mode == s.best);
+                seen.push((s.lead, s.best == c.row.mode, self.default_mode == c.row.mode, agreed));
             }
         }
-        let accuracy =
-            |m: f32| seen.iter().filter(|&&(lead, g, d)| if lead >= m { g } else { d }).count();
+        let accuracy = |m: f32| {
+            seen.iter().filter(|&&(lead, g, d, agreed)| if lead >= m || agreed { g } else { d }).count()
+        };
         let mut mode_margin = None;
         let mut best_acc = accuracy(f32::INFINITY);
         let mut leads: Vec<f32> = seen.iter().map(|s| s.0).collect();

@@ -204,6 +204,11 @@ pub struct ModeCalibration {
     pub coverage: Option<f32>,
     /// Why the semantic fallback is off, when it is.
     pub note: Option<String>,
+    /// Whether the semantic guess may also decide when the task's best tools favour the same
+    /// mode: every mode other than the default has enough examples to guess from, and some tool
+    /// is offered in fewer than all modes. Absent (false) in indexes built before it existed.
+    #[serde(default)]
+    pub tool_agreement: bool,
 }
 
 /// Everything the selection step needs beyond the matrices (the `selection` section).

@@ -75,8 +75,25 @@ pub struct SemanticCheck {
     pub lead: f32,
     /// The lead required (`None`: the index's examples support no semantic guess).
     pub margin: Option<f32>,
-    /// Whether the guess was taken.
+    /// The mode the task's best tools belong to (see [`ToolEvidence`]), when they single one
+    /// out.
+    pub tools_favour: Option<ToolEvidence>,
+    /// Whether the guess was taken: its lead reached the margin, or the best tools favour the
+    /// same mode (two independent signals agreeing).
     pub decided: bool,
+}
+
+/// The mode the task's best-scoring tools vote for: each of the best few tools votes with a
+/// weight falling off with its fused score's distance to the best tool's, split evenly among
+/// the modes it is offered in (a tool offered in every mode votes for none in particular).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolEvidence {
+    /// The favoured mode.
+    pub mode: String,
+    /// Its share of the votes (the rest went to other modes).
+    pub share: f32,
+    /// The tools that voted, best first.
+    pub voters: Vec<String>,
 }
 
 /// Whether a task is about the catalog at all, per item kind.

@@ -29,7 +29,7 @@
 pub use crate::builder::RouterBuilder;
 pub use crate::decision::{
     AnsweredBy, AppliedThresholds, CascadeCheck, Decision, DropReason, Dropped, GateCheck, Metrics,
-    ModeFilter, ModeSource, Selected, SelectedBy, SemanticCheck, Signals, Timings,
+    ModeFilter, ModeSource, Selected, SelectedBy, SemanticCheck, Signals, Timings, ToolEvidence,
 };
 pub use crate::error::{Result, RouteError};
 pub use crate::router::{RouteOptions, Router, Scratch};

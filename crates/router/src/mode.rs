@@ -8,11 +8,22 @@
 //! margin, and the default mode decides. Older indexes keep the earlier rule (the winner must
 //! beat the default mode by a tenth of the catalog's score spread).
 
-use crate::decision::SemanticCheck;
+use crate::decision::{SemanticCheck, ToolEvidence};
 use crate::kernels;
 use crate::keywords::words;
-use crate::router::{RouteOptions, Router, Scratch, Space};
+use crate::router::{ItemTable, RouteOptions, Router, Scratch, Space};
 use switchyard_format::SectionKind;
+use switchyard_lexical::Fused;
+
+/// How many of the task's best tools vote on its mode.
+const VOTING_TOOLS: usize = 5;
+/// How fast a tool's vote falls off with its distance to the best tool, in the fused scale
+/// (where the best tool scores about 1 and the worst about 0): a tool 0.1 behind votes with
+/// weight 1/e.
+const VOTE_TEMPERATURE: f32 = 0.1;
+/// The favoured mode must out-vote the runner-up by this factor, so that a catalog whose tools
+/// carry no modes (every vote split evenly) favours none.
+const VOTE_LEAD: f32 = 1.01;
 
 /// The semantic step's look at the modes: the best mode, and whether it may decide.
 pub(crate) struct SemanticMode {
@@ -24,7 +35,19 @@ impl SemanticMode {
     /// For `mode_detail`.
     pub(crate) fn detail(&self) -> String {
         let c = &self.check;
-        format!("score {:.3}, lead {:.3} >= margin {:.3}", c.score, c.lead, c.margin.unwrap_or(0.0))
+        match (&c.tools_favour, c.margin) {
+            (_, Some(m)) if c.lead >= m => {
+                format!("score {:.3}, lead {:.3} >= margin {m:.3}", c.score, c.lead)
+            }
+            (Some(e), _) => format!(
+                "score {:.3}, lead {:.3}; the best tools ({}) favour the same mode ({:.0}% of their votes)",
+                c.score,
+                c.lead,
+                e.voters.join(", "),
+                100.0 * e.share
+            ),
+            _ => format!("score {:.3}, lead {:.3}", c.score, c.lead),
+        }
     }
 }
 
@@ -34,6 +57,7 @@ impl Router {
         embedding: &[f32],
         space: Space,
         min: f32,
+        tools_favour: Option<(usize, ToolEvidence)>,
         scratch: &mut Scratch,
     ) -> Option<SemanticMode> {
         if !self.config.semantic_modes {
@@ -86,15 +110,63 @@ impl Router {
                 (lead_over_default, Some(margin))
             }
         };
-        let decided = margin.is_some_and(|m| lead >= m);
+        let agrees = tools_favour.as_ref().is_some_and(|(m, _)| *m == top);
+        let decided = margin.is_some_and(|m| lead >= m) || agrees;
         let check = SemanticCheck {
             best: meta.modes[top].name.clone(),
             score,
             lead: if lead.is_finite() { lead } else { 1.0 },
             margin,
+            tools_favour: tools_favour.map(|(_, e)| e),
             decided,
         };
         Some(SemanticMode { mode: top, check })
+    }
+
+    /// The mode the task's best tools favour (see [`ToolEvidence`]), from the tools' fused
+    /// scores for this task; `None` when no mode out-votes the others.
+    pub(crate) fn tool_mode_evidence(
+        &self,
+        table: &ItemTable,
+        fused: &[Fused],
+    ) -> Option<(usize, ToolEvidence)> {
+        let meta = self.index.meta();
+        let n_modes = meta.modes.len();
+        if n_modes < 2 || fused.is_empty() {
+            return None;
+        }
+        let mut order: Vec<usize> = (0..fused.len()).collect();
+        order.sort_by(|&a, &b| fused[b].score.total_cmp(&fused[a].score).then(a.cmp(&b)));
+        order.truncate(VOTING_TOOLS);
+        let best = fused[order[0]].score;
+        let mut votes = vec![0.0f32; n_modes];
+        for &i in &order {
+            let weight = ((fused[i].score - best) / VOTE_TEMPERATURE).exp();
+            match &table.modes[i] {
+                Some(ms) if !ms.is_empty() => {
+                    for &m in ms {
+                        votes[m] += weight / ms.len() as f32;
+                    }
+                }
+                _ => votes.iter_mut().for_each(|v| *v += weight / n_modes as f32),
+            }
+        }
+        let mut ranked: Vec<usize> = (0..n_modes).collect();
+        ranked.sort_by(|&a, &b| votes[b].total_cmp(&votes[a]).then(a.cmp(&b)));
+        let (top, second) = (ranked[0], ranked[1]);
+        let total: f32 = votes.iter().sum();
+        if !(votes[top] > VOTE_LEAD * votes[second]) || total <= 0.0 {
+            return None;
+        }
+        let items = &meta.tools;
+        Some((
+            top,
+            ToolEvidence {
+                mode: meta.modes[top].name.clone(),
+                share: votes[top] / total,
+                voters: order.iter().map(|&i| items[i].name.clone()).collect(),
+            },
+        ))
     }
 
     /// The mode a context hint selects: from the index's selection section (declared in the

@@ -314,11 +314,33 @@ impl Router {
             (Space::Model, None) => AnsweredBy::Words,
         };
 
+        // Tools and skills rows of an index built with an adapter live in its space (mode rows
+        // stay in the encoder's).
+        let adapted: Option<Vec<f32>> = match (&self.adapter, vector, space) {
+            (Some(a), Some(e), Space::Model) => {
+                let mut out = Vec::with_capacity(e.len());
+                a.apply(e, &mut out);
+                Some(out)
+            }
+            _ => None,
+        };
+        let item_vector = adapted.as_deref().or(vector);
+        let terms = analyze(task);
+
         let tm = Instant::now();
         let hint = self.hint_mode(options);
-        let semantic = match (&explicit, &hint, &keyword) {
-            (None, None, None) => {
-                vector.and_then(|e| self.semantic_mode(e, space, thresholds.mode_min, scratch))
+        let mut tools_prescored = false;
+        let semantic = match (&explicit, &hint, &keyword, vector) {
+            (None, None, None, Some(e)) => {
+                // The tools' scores do not depend on the mode: computed once here, they also
+                // tell which mode the task's best tools belong to.
+                let agreement = self.index.selection().is_some_and(|s| s.mode.tool_agreement);
+                let evidence = item_vector.filter(|_| agreement).and_then(|iv| {
+                    self.score_hybrid(&self.tools, iv, space, &terms, scratch)?;
+                    tools_prescored = true;
+                    self.tool_mode_evidence(&self.tools, &scratch.fused)
+                });
+                self.semantic_mode(e, space, thresholds.mode_min, evidence, scratch)
             }
             _ => None,
         };
@@ -348,31 +370,28 @@ impl Router {
         let mut dropped = Vec::new();
         let content: Vec<String> =
             task_words.iter().map(|(_, w)| w.clone()).filter(|w| is_content_word(w)).collect();
-        // Tools and skills rows of an index built with an adapter live in its space.
-        let adapted: Option<Vec<f32>> = match (&self.adapter, vector, space) {
-            (Some(a), Some(e), Space::Model) => {
-                let mut out = Vec::with_capacity(e.len());
-                a.apply(e, &mut out);
-                Some(out)
-            }
-            _ => None,
-        };
-        let vector = adapted.as_deref().or(vector);
+        let vector = item_vector;
         let signal = match vector {
             Some(e) => Signal::Embedding(e, space),
             None => Signal::Words(&content),
         };
-        let terms = analyze(task);
         let pick_kind = |table: &ItemTable,
                          items: &[ItemMeta],
                          pick: Pick<'_>,
                          override_min: Option<f32>,
+                         prescored: bool,
                          scratch: &mut Scratch,
                          dropped: &mut Vec<Dropped>|
          -> (Vec<Selected>, Option<GateCheck>) {
             if let Some(e) = vector {
-                let input =
-                    HybridInput { embedding: e, space, terms: &terms, soft_mode, override_min };
+                let input = HybridInput {
+                    embedding: e,
+                    space,
+                    terms: &terms,
+                    soft_mode,
+                    override_min,
+                    prescored,
+                };
                 let hybrid = self.select_hybrid(
                     table,
                     items,
@@ -397,6 +416,7 @@ impl Router {
                 cap: self.config.max_tools,
             },
             self.config.tool_min,
+            tools_prescored,
             scratch,
             &mut dropped,
         );
@@ -410,6 +430,7 @@ impl Router {
                 cap: self.config.max_skills,
             },
             self.config.skill_min,
+            false,
             scratch,
             &mut dropped,
         );

@@ -25,6 +25,9 @@ pub(crate) struct HybridInput<'a> {
     pub soft_mode: bool,
     /// A caller's explicit cosine minimum, applied on top of the gate.
     pub override_min: Option<f32>,
+    /// Whether `scratch` already holds this table's scores for this task
+    /// ([`Router::score_hybrid`], run early when the tools inform the mode).
+    pub prescored: bool,
 }
 
 impl Router {
@@ -39,35 +42,19 @@ impl Router {
         dropped: &mut Vec<Dropped>,
     ) -> Option<(Vec<Selected>, GateCheck)> {
         let selection = self.index.selection()?;
-        let scorer = table.bm25.as_ref()?;
-        let (lexical, fusion) = match table.kind {
-            SectionKind::Tools => (&selection.tools_lexical, &selection.tools),
-            _ => (&selection.skills_lexical, &selection.skills),
+        let fusion = match table.kind {
+            SectionKind::Tools => &selection.tools,
+            _ => &selection.skills,
         };
-        let n = items.len();
-        // Dense: each item's best row.
-        let matrix = self.matrix_of(table.kind, input.space);
-        kernels::scores_into(&matrix, input.embedding, &mut scratch.row_scores);
-        scratch.best.clear();
-        scratch.best.resize(n, (f32::NEG_INFINITY, 0));
-        for (row, &s) in scratch.row_scores.iter().enumerate() {
-            let owner = table.row_owner[row] as usize;
-            if s > scratch.best[owner].0 {
-                scratch.best[owner] = (s, row as u32);
-            }
+        if !input.prescored {
+            self.score_hybrid(table, input.embedding, input.space, input.terms, scratch)?;
         }
-        // How far each item stands above the task's mean item (scale-free, any model).
-        scratch.cosines.clear();
-        scratch.cosines.extend(scratch.best.iter().map(|b| b.0));
-        standard_scores_into(&scratch.cosines, &mut scratch.z);
-        // Lexical, then the fusion.
-        scorer.score(lexical, input.terms, &mut scratch.lexical);
+        let n = items.len();
         let weight = self.config.lexical_weight.unwrap_or(fusion.lexical_weight);
         let gate_z = match table.kind {
             SectionKind::Tools => self.config.gate_z.unwrap_or(fusion.gate_z),
             _ => fusion.gate_z,
         };
-        fuse_into(&scratch.cosines, &scratch.lexical.bm25, weight, &mut scratch.fused);
         // Items with no rows at all score the lowest finite value (never NaN in comparisons).
         for z in scratch.z.iter_mut().filter(|z| !z.is_finite()) {
             *z = f32::MIN;
@@ -174,6 +161,47 @@ impl Router {
         }
         out.truncate(cap);
         Some((out, gate))
+    }
+
+    /// Scores every item of `table` for a task, independent of the mode: each item's best
+    /// dense row (`scratch.best`), its standard score among the task's items (`scratch.z`),
+    /// BM25 (`scratch.lexical`) and the fusion of both (`scratch.fused`). `None` on an index
+    /// without a selection section.
+    pub(crate) fn score_hybrid(
+        &self,
+        table: &ItemTable,
+        embedding: &[f32],
+        space: Space,
+        terms: &[String],
+        scratch: &mut Scratch,
+    ) -> Option<()> {
+        let selection = self.index.selection()?;
+        let scorer = table.bm25.as_ref()?;
+        let (lexical, fusion) = match table.kind {
+            SectionKind::Tools => (&selection.tools_lexical, &selection.tools),
+            _ => (&selection.skills_lexical, &selection.skills),
+        };
+        let n = table.modes.len();
+        // Dense: each item's best row.
+        let matrix = self.matrix_of(table.kind, space);
+        kernels::scores_into(&matrix, embedding, &mut scratch.row_scores);
+        scratch.best.clear();
+        scratch.best.resize(n, (f32::NEG_INFINITY, 0));
+        for (row, &s) in scratch.row_scores.iter().enumerate() {
+            let owner = table.row_owner[row] as usize;
+            if s > scratch.best[owner].0 {
+                scratch.best[owner] = (s, row as u32);
+            }
+        }
+        // How far each item stands above the task's mean item (scale-free, any model).
+        scratch.cosines.clear();
+        scratch.cosines.extend(scratch.best.iter().map(|b| b.0));
+        standard_scores_into(&scratch.cosines, &mut scratch.z);
+        // Lexical, then the fusion.
+        scorer.score(lexical, terms, &mut scratch.lexical);
+        let weight = self.config.lexical_weight.unwrap_or(fusion.lexical_weight);
+        fuse_into(&scratch.cosines, &scratch.lexical.bm25, weight, &mut scratch.fused);
+        Some(())
     }
 }
 
