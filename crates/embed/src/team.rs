@@ -77,6 +77,10 @@ impl Team {
 
     /// Runs `job(part, parts)` for every part across the team, the caller taking part 0, and
     /// returns when all are done. `parts` is the team's size at the call.
+    ///
+    /// Panic-safe: helpers read the job through a pointer into this call's frame, so a panic
+    /// in any part (the caller's included) is held until every part has finished, then
+    /// resumed on the calling thread.
     pub fn split(&self, job: &Job<'_>) {
         let parts = self.size();
         if parts == 1 {
@@ -89,10 +93,14 @@ impl Team {
         self.done.store(0, Ordering::Relaxed);
         // Release: a helper that sees this step also sees the job and the reset count.
         self.step.store(seq << 16 | parts as u64, Ordering::Release);
-        job(0, parts);
+        let mine = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(0, parts)));
+        // Leaving before the helpers finish would free the `&Job` they are reading.
         let mut backoff = Backoff::default();
         while self.done.load(Ordering::Acquire) < parts - 1 {
             backoff.wait();
+        }
+        if let Err(p) = mine {
+            std::panic::resume_unwind(p);
         }
         if let Some(p) = self.panic.lock().map(|mut g| g.take()).unwrap_or(None) {
             std::panic::resume_unwind(p);
@@ -180,6 +188,33 @@ mod tests {
                 assert_eq!(all, (0..n).collect::<Vec<_>>());
             }
         }
+    }
+
+    #[test]
+    fn a_panic_in_the_callers_part_waits_for_the_helpers_then_resumes() {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+        let helpers_done = AtomicUsize::new(0);
+        let seen_at_unwind = pool.install(|| {
+            Team::run(2, |team| {
+                // Both helpers in the team, so the step really is shared.
+                let mut backoff = Backoff::default();
+                while team.size() < 3 {
+                    backoff.wait();
+                }
+                let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    team.split(&|part, _| {
+                        if part == 0 {
+                            panic!("the caller's share fails");
+                        }
+                        std::thread::sleep(std::time::Duration::from_millis(30));
+                        helpers_done.fetch_add(1, Ordering::SeqCst);
+                    });
+                }));
+                let message = unwound.unwrap_err().downcast::<&str>().map(|m| *m);
+                (helpers_done.load(Ordering::SeqCst), message.ok())
+            })
+        });
+        assert_eq!(seen_at_unwind, (2, Some("the caller's share fails")));
     }
 
     #[test]
