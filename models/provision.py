@@ -71,6 +71,8 @@ MODELS = {
         "format": "e5s1-q4",
         "dim": 384,
         "prefix": "query: ",
+        # e5 was trained with "query: " on questions and "passage: " on the texts they find.
+        "document_prefix": "passage: ",
         "pooling": "mean",
         "max_tokens": 512,
         "license": "MIT",
@@ -153,6 +155,7 @@ def model_toml(name, spec):
         f"format = {toml_str(spec['format'])}",
         f"dim = {spec['dim']}",
         f"prefix = {toml_str(spec['prefix'])}",
+        *([f"document_prefix = {toml_str(spec['document_prefix'])}"] if "document_prefix" in spec else []),
         f"pooling = {toml_str(spec['pooling'])}",
         f"max_tokens = {spec['max_tokens']}",
         f"license = {toml_str(spec['license'])}",

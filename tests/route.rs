@@ -351,6 +351,14 @@ fn e5_builds_and_routes_portuguese_and_french() {
     let Some(model) = model_or_skip("e5-small") else { return };
     let dir = tempfile::tempdir().unwrap();
     let path = build(&default_catalog(), model.as_ref(), dir.path(), "e5.idx");
+    // e5 is asymmetric: tool and skill cards are embedded as passages, tasks as queries (the
+    // document prefix is part of the model's fingerprint, so changing it rebuilds the index).
+    assert_eq!(model.info().document_prefix, "passage: ");
+    let card = "run tests: Run the project's test suite";
+    let as_query = model.embed_batch(&[card]).unwrap();
+    let as_document = model.embed_documents(&[card]).unwrap();
+    let cos: f32 = as_query[0].iter().zip(&as_document[0]).map(|(a, b)| a * b).sum();
+    assert!(cos < 0.999 && cos > 0.8, "{cos}");
     let router = RouterBuilder::new(&path).build(model).unwrap();
     for (task, tool) in [
         ("adicione a biblioteca serde como dependência", "install_package"),

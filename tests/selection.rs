@@ -161,8 +161,7 @@ fn the_guess_decides_when_the_best_tools_favour_the_same_mode() {
     let manifests = ops_catalog_with_examples(dir.path());
     let path = build(&manifests, &HashEmbedder::new(384), dir.path(), "x.idx");
     let index = switchyard_format::Index::open(&path, &Default::default()).unwrap();
-    let calibration = &index.selection().unwrap().mode;
-    assert!(calibration.tool_agreement, "{calibration:?}");
+    assert!(index.meta().supports_tool_agreement());
     drop(index);
     // A margin no lead reaches: only the tools' agreement can let the guess decide.
     let router = RouterBuilder::new(&path)
@@ -190,7 +189,7 @@ fn the_guess_decides_when_the_best_tools_favour_the_same_mode() {
     write(&manifests, "tools.toml", &tools.replace(r#"modes = ["operate"]"#, r#"modes = ["any"]"#));
     let path = build(&manifests, &HashEmbedder::new(384), dir.path(), "any.idx");
     let index = switchyard_format::Index::open(&path, &Default::default()).unwrap();
-    assert!(!index.selection().unwrap().mode.tool_agreement);
+    assert!(!index.meta().supports_tool_agreement());
     drop(index);
     let router = RouterBuilder::new(&path)
         .semantic_margin(Some(10.0))

@@ -160,10 +160,31 @@ pub struct BuildReport {
 /// Texts embedded per parallel work unit: each is one `embed_batch` call.
 const CHUNK: usize = 64;
 
-/// Embeds texts in fixed chunks, in parallel across chunks, keeping order.
+/// What a text is to the model: a query (tasks, examples, probes, patterns) or a catalog
+/// document (the card of a tool or skill), which asymmetric models such as e5 embed behind
+/// another prefix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextKind {
+    /// Embedded with [`Embedder::embed_batch`].
+    Query,
+    /// Embedded with [`Embedder::embed_documents`].
+    Document,
+}
+
+/// Embeds queries in fixed chunks, in parallel across chunks, keeping order.
 pub fn embed_all(
     embedder: &dyn Embedder,
     texts: &[String],
+    progress: Option<&(dyn Fn(usize, usize) + Send + Sync)>,
+) -> Result<Vec<Vec<f32>>> {
+    embed_all_as(embedder, texts, TextKind::Query, progress)
+}
+
+/// Embeds texts of one kind in fixed chunks, in parallel across chunks, keeping order.
+pub fn embed_all_as(
+    embedder: &dyn Embedder,
+    texts: &[String],
+    kind: TextKind,
     progress: Option<&(dyn Fn(usize, usize) + Send + Sync)>,
 ) -> Result<Vec<Vec<f32>>> {
     let done = std::sync::atomic::AtomicUsize::new(0);
@@ -171,7 +192,10 @@ pub fn embed_all(
         .par_chunks(CHUNK)
         .map(|chunk| {
             let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
-            let out = embedder.embed_batch(&refs)?;
+            let out = match kind {
+                TextKind::Query => embedder.embed_batch(&refs)?,
+                TextKind::Document => embedder.embed_documents(&refs)?,
+            };
             let n = done.fetch_add(chunk.len(), std::sync::atomic::Ordering::Relaxed) + chunk.len();
             if let Some(p) = progress {
                 p(n, texts.len());
@@ -205,6 +229,48 @@ pub fn row_texts(catalog: &Catalog) -> [Vec<String>; 5] {
     ]
 }
 
+/// Which row texts of [`row_texts`] are catalog documents: the first row (the card) of each
+/// tool and skill; their examples, like everything else, are written as a user would ask.
+pub fn row_kinds(catalog: &Catalog) -> [Vec<TextKind>; 5] {
+    let cards = |n: usize| {
+        std::iter::once(TextKind::Document).chain(std::iter::repeat_n(TextKind::Query, n - 1))
+    };
+    [
+        catalog.tools.iter().flat_map(|t| cards(t.texts().len())).collect(),
+        catalog.skills.iter().flat_map(|s| cards(s.texts().len())).collect(),
+        catalog.modes.iter().flat_map(|m| vec![TextKind::Query; m.texts().len()]).collect(),
+        vec![TextKind::Query; catalog.patterns.len()],
+        vec![TextKind::Query; catalog.benign.len()],
+    ]
+}
+
+/// Embeds texts of mixed kinds (one embedding pass per kind), keeping order.
+pub fn embed_mixed(
+    embedder: &dyn Embedder,
+    texts: &[String],
+    kinds: &[TextKind],
+    progress: Option<&(dyn Fn(usize, usize) + Send + Sync)>,
+) -> Result<Vec<Vec<f32>>> {
+    debug_assert_eq!(texts.len(), kinds.len());
+    let total = texts.len();
+    let mut out = vec![Vec::new(); total];
+    let mut offset = 0usize;
+    for kind in [TextKind::Document, TextKind::Query] {
+        let at: Vec<usize> = (0..total).filter(|&i| kinds[i] == kind).collect();
+        if at.is_empty() {
+            continue;
+        }
+        let part: Vec<String> = at.iter().map(|&i| texts[i].clone()).collect();
+        let shifted = progress.map(|p| move |done: usize, _: usize| p(offset + done, total));
+        let report = shifted.as_ref().map(|f| f as &(dyn Fn(usize, usize) + Send + Sync));
+        for (v, &i) in embed_all_as(embedder, &part, kind, report)?.into_iter().zip(&at) {
+            out[i] = v;
+        }
+        offset += at.len();
+    }
+    Ok(out)
+}
+
 /// Builds the index bytes for a catalog, with the default screen training (catalog only).
 pub fn build_bytes(
     catalog: &Catalog,
@@ -231,8 +297,9 @@ pub fn build_bytes_with(
     }
     let groups = row_texts(catalog);
     let all: Vec<String> = groups.iter().flatten().cloned().collect();
+    let kinds: Vec<TextKind> = row_kinds(catalog).into_iter().flatten().collect();
     let t0 = std::time::Instant::now();
-    let vectors = embed_all(embedder, &all, progress)?;
+    let vectors = embed_mixed(embedder, &all, &kinds, progress)?;
     let embed_ms = t0.elapsed().as_secs_f64() * 1e3;
 
     let mut matrices: Vec<Vec<f32>> = Vec::new();

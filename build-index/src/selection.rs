@@ -65,7 +65,7 @@ pub const FLOOR_Z: f32 = 0.0;
 /// Leave-one-out precision the semantic mode fallback must reach at its margin.
 pub const MODE_PRECISION: f32 = 0.9;
 /// Fewest examples per non-default mode for a semantic mode fallback.
-pub const MIN_MODE_EXAMPLES: usize = 3;
+pub use switchyard_format::MIN_MODE_EXAMPLES;
 /// Penalty of an item outside a weakly guessed mode, on the fused 0..=1 scale.
 pub const OUT_OF_MODE_PENALTY: f32 = 0.15;
 
@@ -267,7 +267,6 @@ fn calibrate_modes(inputs: &Inputs<'_>) -> ModeCalibration {
         precision: None,
         coverage: None,
         note: Some(note),
-        tool_agreement: false,
     };
     if spans.len() < 2 {
         return off(0, "fewer than two modes".into());
@@ -289,7 +288,8 @@ fn calibrate_modes(inputs: &Inputs<'_>) -> ModeCalibration {
             ),
         );
     }
-    // The tools can only vote for a mode if some tool is offered in fewer than all of them.
+    // The same test as `IndexMeta::supports_tool_agreement`, on the catalog: the examples are
+    // enough (checked above), and some tool is offered in fewer than all modes.
     let tool_agreement = catalog.tools.iter().any(|t| {
         !t.modes.is_empty()
             && !t.modes.iter().any(|m| m == "any")
@@ -335,23 +335,19 @@ fn calibrate_modes(inputs: &Inputs<'_>) -> ModeCalibration {
             precision: Some(precision),
             coverage: Some(n as f32 / outcomes.len() as f32),
             note: None,
-            tool_agreement,
         },
-        None => ModeCalibration {
-            tool_agreement,
-            ..off(
-                outcomes.len() as u32,
-                if tool_agreement {
-                    format!(
-                        "no lead reached {MODE_PRECISION} leave-one-out precision on the mode examples; the default mode {default} decides unless the task's best tools favour the examples' best mode"
-                    )
-                } else {
-                    format!(
-                        "no lead reached {MODE_PRECISION} leave-one-out precision on the mode examples; the default mode {default} decides"
-                    )
-                },
-            )
-        },
+        None => off(
+            outcomes.len() as u32,
+            if tool_agreement {
+                format!(
+                    "no lead reached {MODE_PRECISION} leave-one-out precision on the mode examples; the default mode {default} decides unless the task's best tools favour the examples' best mode"
+                )
+            } else {
+                format!(
+                    "no lead reached {MODE_PRECISION} leave-one-out precision on the mode examples; the default mode {default} decides"
+                )
+            },
+        ),
     }
 }
 

@@ -66,6 +66,10 @@ impl Embedder for Counting {
         self.calls.fetch_add(texts.len(), Ordering::SeqCst);
         self.inner.embed_batch(texts)
     }
+    fn embed_documents(&self, texts: &[&str]) -> switchyard_embed::Result<Vec<Vec<f32>>> {
+        self.calls.fetch_add(texts.len(), Ordering::SeqCst);
+        self.inner.embed_documents(texts)
+    }
     fn count_tokens(&self, text: &str) -> switchyard_embed::Result<usize> {
         self.inner.count_tokens(text)
     }

@@ -175,7 +175,12 @@ impl CandleEmbedder {
 
     /// Token ids of one text as the model sees it (prefix and special tokens included).
     pub fn token_ids(&self, text: &str) -> Result<Vec<u32>> {
-        let input = format!("{}{}", self.info.prefix, text);
+        self.token_ids_with(&self.info.prefix, text)
+    }
+
+    /// Token ids of one text behind `prefix`, special tokens included.
+    fn token_ids_with(&self, prefix: &str, text: &str) -> Result<Vec<u32>> {
+        let input = format!("{prefix}{text}");
         let enc = self.tokenizer.encode(input, true).map_err(|e| EmbedError::Tokenizer {
             path: self.tokenizer_path.clone(),
             message: e.to_string(),
@@ -254,17 +259,11 @@ impl CandleEmbedder {
     }
 }
 
-impl Embedder for CandleEmbedder {
-    fn info(&self) -> &ModelInfo {
-        &self.info
-    }
-
-    fn weight_storage(&self) -> &'static str {
-        self.storage
-    }
-
-    fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        let ids = texts.iter().map(|t| self.token_ids(t)).collect::<Result<Vec<_>>>()?;
+impl CandleEmbedder {
+    /// Embeds texts behind `prefix` (the query or the document prefix).
+    fn embed_with_prefix(&self, prefix: &str, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        let ids =
+            texts.iter().map(|t| self.token_ids_with(prefix, t)).collect::<Result<Vec<_>>>()?;
         // Sort by length so each forward pass pads little; the order is a pure function of the
         // inputs, so the same texts always meet the same batch-mates (byte-reproducible builds).
         let mut order: Vec<usize> = (0..ids.len()).collect();
@@ -277,6 +276,24 @@ impl Embedder for CandleEmbedder {
             }
         }
         Ok(out)
+    }
+}
+
+impl Embedder for CandleEmbedder {
+    fn info(&self) -> &ModelInfo {
+        &self.info
+    }
+
+    fn weight_storage(&self) -> &'static str {
+        self.storage
+    }
+
+    fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        self.embed_with_prefix(&self.info.prefix, texts)
+    }
+
+    fn embed_documents(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        self.embed_with_prefix(&self.info.document_prefix, texts)
     }
 
     fn embed(&self, text: &str) -> Result<Vec<f32>> {

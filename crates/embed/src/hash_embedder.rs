@@ -20,6 +20,7 @@ impl HashEmbedder {
                 name: format!("hash-{dim}"),
                 dim,
                 prefix: String::new(),
+                document_prefix: String::new(),
                 pooling: Pooling::Mean,
                 max_tokens: 512,
                 fingerprint,

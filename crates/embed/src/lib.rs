@@ -75,6 +75,13 @@ pub trait Embedder: Send + Sync {
     /// Embeds texts; row `i` of the result is the unit vector of `texts[i]`.
     fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>>;
 
+    /// Embeds catalog documents (the cards of tools and skills) with the model's document
+    /// prefix ([`ModelInfo::document_prefix`]); the same as [`Embedder::embed_batch`] for a
+    /// model without one. Wrappers must forward it.
+    fn embed_documents(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        self.embed_batch(texts)
+    }
+
     /// Embeds one text.
     fn embed(&self, text: &str) -> Result<Vec<f32>> {
         Ok(self.embed_batch(&[text])?.pop().unwrap_or_default())

@@ -33,8 +33,12 @@ pub struct ModelInfo {
     pub name: String,
     /// Embedding width.
     pub dim: usize,
-    /// Text prepended to every input (`query: ` for e5).
+    /// Text prepended to every task, query and probe (`query: ` for e5).
     pub prefix: String,
+    /// Text prepended to catalog documents, the cards of tools and skills (`passage: ` for
+    /// e5, which was trained with that asymmetry; the query prefix for symmetric models).
+    #[serde(default)]
+    pub document_prefix: String,
     /// Pooling of token vectors.
     pub pooling: Pooling,
     /// Inputs are truncated to this many tokens, specials included.
@@ -93,9 +97,13 @@ pub struct ModelSpec {
     pub format: WeightFormat,
     /// Embedding width.
     pub dim: usize,
-    /// Prefix prepended to every text.
+    /// Prefix prepended to every query text.
     #[serde(default)]
     pub prefix: String,
+    /// Prefix prepended to catalog documents; absent: derived from `prefix` (e5's `query: `
+    /// pairs with `passage: `, anything else is used for both).
+    #[serde(default)]
+    pub document_prefix: Option<String>,
     /// Pooling of token vectors.
     pub pooling: Pooling,
     /// Token limit, specials included.
@@ -130,7 +138,7 @@ impl ResolvedModel {
         self.dir.join(&file.path)
     }
 
-    /// The fingerprint: content digests of weights, tokenizer and config, plus pooling, prefix
+    /// The fingerprint: content digests of weights, tokenizer and config, plus pooling, prefixes
     /// and token limit (they change the vectors as surely as the weights do).
     pub fn fingerprint(&self) -> Fingerprint {
         let s = &self.spec;
@@ -144,6 +152,12 @@ impl ResolvedModel {
         ];
         if let Some(c) = &s.config {
             parts.push(("config", c.sha256.as_str()));
+        }
+        // An asymmetric model's catalog rows live behind another prefix: part of the space
+        // (symmetric models keep the fingerprint they always had).
+        let document = self.document_prefix();
+        if document != s.prefix {
+            parts.push(("document_prefix", document.as_str()));
         }
         Fingerprint::from_parts(parts)
     }
@@ -187,12 +201,18 @@ impl ResolvedModel {
             .flatten()
     }
 
+    /// The prefix of catalog documents: as `model.toml` says, or derived from the query prefix.
+    pub fn document_prefix(&self) -> String {
+        self.spec.document_prefix.clone().unwrap_or_else(|| document_prefix_for(&self.spec.prefix))
+    }
+
     /// The [`ModelInfo`] this model will report once loaded.
     pub fn info(&self) -> ModelInfo {
         ModelInfo {
             name: self.spec.name.clone(),
             dim: self.spec.dim,
             prefix: self.spec.prefix.clone(),
+            document_prefix: self.document_prefix(),
             pooling: self.spec.pooling,
             max_tokens: self.spec.max_tokens,
             fingerprint: self.fingerprint(),
@@ -333,6 +353,7 @@ fn plain_hf_folder(dir: &Path, name: &str) -> Result<ResolvedModel> {
             format: WeightFormat::BertSafetensors,
             dim,
             prefix,
+            document_prefix: None,
             pooling,
             max_tokens: st_max.unwrap_or(max_pos).min(max_pos),
             license: "unknown".into(),
@@ -371,6 +392,15 @@ fn from_hf_cache(repo: &str) -> Result<ResolvedModel> {
 #[cfg(not(feature = "hf-hub"))]
 fn from_hf_cache(repo: &str) -> Result<ResolvedModel> {
     Err(EmbedError::FeatureMissing { name: repo.to_string(), feature: "hf-hub" })
+}
+
+/// The document prefix that pairs with a query prefix: e5's `query: ` with `passage: `; a
+/// symmetric model uses its one prefix for both.
+pub fn document_prefix_for(query_prefix: &str) -> String {
+    match query_prefix {
+        "query: " => "passage: ".to_string(),
+        other => other.to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -413,5 +443,49 @@ tokenizer = { path = "tokenizer.json", sha256 = "00", bytes = 2 }
         .unwrap();
         let err = from_dir(dir.path()).unwrap_err().to_string();
         assert!(err.contains("w.bin") && err.contains("provision.py"), "{err}");
+    }
+
+    /// A spec as `model.toml` gives it, with the prefixes under test.
+    fn spec_with(prefix: &str, document_prefix: Option<&str>) -> ResolvedModel {
+        let file = |path: &str| ModelFile { path: path.into(), sha256: "00".into(), bytes: 1 };
+        ResolvedModel {
+            dir: PathBuf::from("."),
+            spec: ModelSpec {
+                name: "m".into(),
+                display_name: "m".into(),
+                format: WeightFormat::BertSafetensors,
+                dim: 8,
+                prefix: prefix.into(),
+                document_prefix: document_prefix.map(Into::into),
+                pooling: Pooling::Mean,
+                max_tokens: 16,
+                license: "MIT".into(),
+                attribution: String::new(),
+                source: Vec::new(),
+                weights: file("w"),
+                tokenizer: file("t"),
+                config: None,
+            },
+        }
+    }
+
+    #[test]
+    fn an_asymmetric_model_embeds_documents_behind_their_own_prefix_in_its_fingerprint() {
+        // e5's convention is derived when model.toml does not say; symmetric models use their
+        // one prefix for both and keep the fingerprint they had before documents had a prefix.
+        let e5 = spec_with("query: ", None);
+        assert_eq!(e5.info().document_prefix, "passage: ");
+        assert_eq!(spec_with("", None).info().document_prefix, "");
+        let symmetric = spec_with("query: ", Some("query: "));
+        assert_eq!(symmetric.info().document_prefix, "query: ");
+        assert_ne!(e5.fingerprint(), symmetric.fingerprint());
+        let legacy = Fingerprint::from_parts(vec![
+            ("weights", "00"),
+            ("tokenizer", "00"),
+            ("pooling", "mean"),
+            ("prefix", "query: "),
+            ("max_tokens", "16"),
+        ]);
+        assert_eq!(symmetric.fingerprint(), legacy);
     }
 }

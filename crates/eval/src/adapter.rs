@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 pub use switchyard_adapter::train::{EpochReport, TrainConfig};
 use switchyard_adapter::train::{Example, TrainSet};
 pub use switchyard_adapter::{Adapter, AdapterInfo};
+use switchyard_build_index::TextKind;
 use switchyard_embed::Embedder;
 use switchyard_manifest::Catalog;
 
@@ -106,11 +107,17 @@ fn is_validation_tool(name: &str, every: u64) -> bool {
 fn embed_cached(
     embedder: &dyn Embedder,
     texts: &[&str],
+    kind: TextKind,
     cache_dir: &Path,
     stage: &str,
     progress: Progress<'_>,
 ) -> Result<Vec<Vec<f32>>> {
     let mut h = sha2::Sha256::new();
+    // Cards are embedded behind the model's document prefix: another vector, another key.
+    if kind == TextKind::Document {
+        h.update(embedder.info().document_prefix.as_bytes());
+        h.update([1u8]);
+    }
     for t in texts {
         h.update(t.as_bytes());
         h.update([0u8]);
@@ -127,7 +134,7 @@ fn embed_cached(
             bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
         return Ok(floats.chunks_exact(dim).map(<[f32]>::to_vec).collect());
     }
-    let vectors = embedding::embed_many(embedder, texts, stage, progress)?;
+    let vectors = embedding::embed_many_as(embedder, texts, kind, stage, progress)?;
     let bytes: Vec<u8> = vectors.iter().flatten().flat_map(|x| x.to_le_bytes()).collect();
     std::fs::create_dir_all(&dir).map_err(|source| EvalError::Io { path: dir.clone(), source })?;
     switchyard_format::write_atomic(&path, &bytes).map_err(|e| EvalError::Format(Box::new(e)))?;
@@ -202,6 +209,7 @@ fn load_set(
     let tool_vectors = embed_cached(
         embedder,
         &card_refs,
+        TextKind::Document,
         &training.cache_dir,
         &format!("{name} tools"),
         progress,
@@ -210,6 +218,7 @@ fn load_set(
     let query_vectors = embed_cached(
         embedder,
         &query_refs,
+        TextKind::Query,
         &training.cache_dir,
         &format!("{name} queries"),
         progress,

@@ -213,7 +213,9 @@ impl Fitter<'_> {
             }
         }
         let accuracy = |m: f32| {
-            seen.iter().filter(|&&(lead, g, d, agreed)| if lead >= m || agreed { g } else { d }).count()
+            seen.iter()
+                .filter(|&&(lead, g, d, agreed)| if lead >= m || agreed { g } else { d })
+                .count()
         };
         let mut mode_margin = None;
         let mut best_acc = accuracy(f32::INFINITY);

@@ -81,9 +81,9 @@ pub use crate::layout::{
 };
 pub use crate::matrix::MatrixView;
 pub use crate::meta::{
-    AdapterMeta, CascadeMeta, FusionMeta, IndexMeta, ItemMeta, LexicalMeta, ModeCalibration,
-    ModeMeta, ModelMeta, PatternMeta, ScreenHead, ScreenMeta, SelectionMeta, Thresholds,
-    WindowingMeta,
+    AdapterMeta, CascadeMeta, FusionMeta, IndexMeta, ItemMeta, LexicalMeta, MIN_MODE_EXAMPLES,
+    ModeCalibration, ModeMeta, ModelMeta, PatternMeta, ScreenHead, ScreenMeta, SelectionMeta,
+    Thresholds, WindowingMeta,
 };
 pub use crate::writer::{IndexWriter, write_atomic};
 

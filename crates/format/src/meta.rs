@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 pub struct ModelMeta {
     /// Model name (`minilm`, `e5-small`, a folder or repo id).
     pub name: String,
-    /// Prefix prepended to every text.
+    /// Prefix prepended to every query text.
     pub prefix: String,
     /// Embedding width.
     pub dim: u32,
@@ -204,11 +204,29 @@ pub struct ModeCalibration {
     pub coverage: Option<f32>,
     /// Why the semantic fallback is off, when it is.
     pub note: Option<String>,
-    /// Whether the semantic guess may also decide when the task's best tools favour the same
-    /// mode: every mode other than the default has enough examples to guess from, and some tool
-    /// is offered in fewer than all modes. Absent (false) in indexes built before it existed.
-    #[serde(default)]
-    pub tool_agreement: bool,
+}
+
+/// The fewest examples a mode other than the default needs before the semantic fallback may
+/// guess it (by a calibrated margin, or by agreeing with the task's best tools).
+pub const MIN_MODE_EXAMPLES: usize = 3;
+
+impl IndexMeta {
+    /// Whether the semantic mode guess may decide when the task's best tools favour the same
+    /// mode: every mode other than the default has [`MIN_MODE_EXAMPLES`] examples, and some tool
+    /// is offered in fewer than all modes (otherwise the tools favour none).
+    pub fn supports_tool_agreement(&self) -> bool {
+        let enough_examples = self.modes.len() >= 2
+            && self
+                .modes
+                .iter()
+                .all(|m| m.name == self.default_mode || m.row_count as usize > MIN_MODE_EXAMPLES);
+        let tools_carry_modes = self.tools.iter().any(|t| {
+            !t.modes.is_empty()
+                && !t.modes.iter().any(|m| m == "any")
+                && self.modes.iter().any(|m| !t.modes.contains(&m.name))
+        });
+        enough_examples && tools_carry_modes
+    }
 }
 
 /// Everything the selection step needs beyond the matrices (the `selection` section).

@@ -232,7 +232,6 @@ fn sample_selection() -> SelectionMeta {
             precision: Some(0.9),
             coverage: Some(0.5),
             note: None,
-            tool_agreement: false,
         },
         out_of_mode_penalty: 0.15,
         hints: vec![("git_changes".into(), "act".into())],

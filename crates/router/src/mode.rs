@@ -155,7 +155,8 @@ impl Router {
         ranked.sort_by(|&a, &b| votes[b].total_cmp(&votes[a]).then(a.cmp(&b)));
         let (top, second) = (ranked[0], ranked[1]);
         let total: f32 = votes.iter().sum();
-        if !(votes[top] > VOTE_LEAD * votes[second]) || total <= 0.0 {
+        // (Votes are finite and non-negative: `<=` also catches a tie.)
+        if votes[top] <= VOTE_LEAD * votes[second] || total <= 0.0 {
             return None;
         }
         let items = &meta.tools;

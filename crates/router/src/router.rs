@@ -82,6 +82,9 @@ pub struct Router {
     pub(crate) skills: ItemTable,
     pub(crate) mode_keywords: Vec<Vec<Keyword>>,
     pub(crate) mode_row_owner: Vec<u32>,
+    /// Whether the catalog lets the task's best tools confirm a semantic mode guess
+    /// ([`switchyard_format::IndexMeta::supports_tool_agreement`]).
+    pub(crate) tool_agreement: bool,
     /// The query adapter the index's tools and skills rows were mapped with.
     adapter: Option<switchyard_adapter::Adapter>,
     cache: Option<Mutex<LruCache<String, Arc<[f32]>>>>,
@@ -161,6 +164,7 @@ impl Router {
                 mode_row_owner[r as usize] = i as u32;
             }
         }
+        let tool_agreement = meta.supports_tool_agreement();
         let cache = NonZeroUsize::new(config.cache_size).map(|n| Mutex::new(LruCache::new(n)));
         let adapter = index.adapter().map(|a| switchyard_adapter::Adapter {
             fingerprint: index.header().fingerprint,
@@ -178,6 +182,7 @@ impl Router {
             skills,
             mode_keywords,
             mode_row_owner,
+            tool_agreement,
             adapter,
             cache,
         })
@@ -334,11 +339,15 @@ impl Router {
             (None, None, None, Some(e)) => {
                 // The tools' scores do not depend on the mode: computed once here, they also
                 // tell which mode the task's best tools belong to.
-                let agreement = self.index.selection().is_some_and(|s| s.mode.tool_agreement);
+                let agreement = self.index.selection().is_some() && self.tool_agreement;
+                // Only tools that are clearly about the task (their gate opens) may vote.
                 let evidence = item_vector.filter(|_| agreement).and_then(|iv| {
                     self.score_hybrid(&self.tools, iv, space, &terms, scratch)?;
                     tools_prescored = true;
-                    self.tool_mode_evidence(&self.tools, &scratch.fused)
+                    let fusion = &self.index.selection()?.tools;
+                    self.gate(&self.tools, fusion, scratch)
+                        .open
+                        .then(|| self.tool_mode_evidence(&self.tools, &scratch.fused))?
                 });
                 self.semantic_mode(e, space, thresholds.mode_min, evidence, scratch)
             }

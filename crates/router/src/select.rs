@@ -12,7 +12,7 @@
 use crate::decision::{DropReason, Dropped, GateCheck, Selected, SelectedBy, Signals};
 use crate::kernels;
 use crate::router::{ItemTable, Pick, Router, Scratch, Space};
-use switchyard_format::{ItemMeta, SectionKind};
+use switchyard_format::{FusionMeta, ItemMeta, SectionKind};
 use switchyard_lexical::{fuse_into, standard_scores_into};
 
 /// What one hybrid selection needs besides the table.
@@ -50,11 +50,8 @@ impl Router {
             self.score_hybrid(table, input.embedding, input.space, input.terms, scratch)?;
         }
         let n = items.len();
-        let weight = self.config.lexical_weight.unwrap_or(fusion.lexical_weight);
-        let gate_z = match table.kind {
-            SectionKind::Tools => self.config.gate_z.unwrap_or(fusion.gate_z),
-            _ => fusion.gate_z,
-        };
+        let gate = self.gate(table, fusion, scratch);
+        let open = gate.open;
         // Items with no rows at all score the lowest finite value (never NaN in comparisons).
         for z in scratch.z.iter_mut().filter(|z| !z.is_finite()) {
             *z = f32::MIN;
@@ -62,19 +59,6 @@ impl Router {
         let finite_z = &scratch.z;
         let mass = scratch.lexical.query_mass;
         let share = |i: usize| if mass > 0.0 { scratch.lexical.matched[i] / mass } else { 0.0 };
-
-        let best_z = finite_z.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-        let best_share = (0..n).map(share).fold(0.0f32, f32::max);
-        let open = n > 0
-            && (self.config.rank_all || best_z >= gate_z || best_share >= fusion.lexical_gate);
-        let gate = GateCheck {
-            open,
-            best_z: if best_z.is_finite() { best_z } else { 0.0 },
-            gate_z,
-            best_lexical_share: best_share,
-            lexical_gate: fusion.lexical_gate,
-            lexical_weight: weight,
-        };
 
         let Pick { base, mode, cap, .. } = pick;
         let in_mode = |i: usize| match (&table.modes[i], mode) {
@@ -202,6 +186,37 @@ impl Router {
         let weight = self.config.lexical_weight.unwrap_or(fusion.lexical_weight);
         fuse_into(&scratch.cosines, &scratch.lexical.bm25, weight, &mut scratch.fused);
         Some(())
+    }
+
+    /// Whether the task is about `table`'s items at all, from the scores [`Router::score_hybrid`]
+    /// left in `scratch`: the best item stands out by the gate's standard score, or one item
+    /// matches most of the task's words.
+    pub(crate) fn gate(
+        &self,
+        table: &ItemTable,
+        fusion: &FusionMeta,
+        scratch: &Scratch,
+    ) -> GateCheck {
+        let gate_z = match table.kind {
+            SectionKind::Tools => self.config.gate_z.unwrap_or(fusion.gate_z),
+            _ => fusion.gate_z,
+        };
+        let n = scratch.z.len();
+        let mass = scratch.lexical.query_mass;
+        let share = |i: usize| if mass > 0.0 { scratch.lexical.matched[i] / mass } else { 0.0 };
+        let best_z =
+            scratch.z.iter().copied().filter(|z| z.is_finite()).fold(f32::NEG_INFINITY, f32::max);
+        let best_share = (0..n).map(share).fold(0.0f32, f32::max);
+        let open = n > 0
+            && (self.config.rank_all || best_z >= gate_z || best_share >= fusion.lexical_gate);
+        GateCheck {
+            open,
+            best_z: if best_z.is_finite() { best_z } else { 0.0 },
+            gate_z,
+            best_lexical_share: best_share,
+            lexical_gate: fusion.lexical_gate,
+            lexical_weight: self.config.lexical_weight.unwrap_or(fusion.lexical_weight),
+        }
     }
 }
 
