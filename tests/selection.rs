@@ -159,20 +159,24 @@ fn ops_catalog_with_examples(dir: &Path) -> PathBuf {
 fn the_guess_decides_when_the_best_tools_favour_the_same_mode() {
     let dir = tempfile::tempdir().unwrap();
     let manifests = ops_catalog_with_examples(dir.path());
-    let path = build(&manifests, &HashEmbedder::new(384), dir.path(), "x.idx");
-    let index = switchyard_format::Index::open(&path, &Default::default()).unwrap();
-    assert!(index.meta().supports_tool_agreement());
-    drop(index);
-    // A margin no lead reaches: only the tools' agreement can let the guess decide.
-    let router = RouterBuilder::new(&path)
-        .semantic_margin(Some(10.0))
-        .build(Arc::new(HashEmbedder::new(384)))
-        .unwrap();
+    // Builds the catalog as it is now; routes with a margin no lead reaches, so only the tools'
+    // agreement can let the guess decide. Returns whether the index supports the agreement.
+    let route = |file: &str| {
+        let path = build(&manifests, &HashEmbedder::new(384), dir.path(), file);
+        let index = switchyard_format::Index::open(&path, &Default::default()).unwrap();
+        let supported = index.meta().supports_tool_agreement();
+        drop(index);
+        let router = RouterBuilder::new(&path)
+            .semantic_margin(Some(10.0))
+            .build(Arc::new(HashEmbedder::new(384)))
+            .unwrap();
+        let task = "scale the checkout deployment to ten replicas";
+        (supported, router.route(task, &RouteOptions::default()).unwrap())
+    };
 
     // The examples' best mode is operate, and so are the best tools (operate-only).
-    let d = router
-        .route("scale the checkout deployment to ten replicas", &RouteOptions::default())
-        .unwrap();
+    let (supported, d) = route("x.idx");
+    assert!(supported);
     let check = d.semantic_mode.clone().unwrap();
     let favour = check.tools_favour.clone().unwrap();
     assert_eq!((check.best.as_str(), favour.mode.as_str()), ("operate", "operate"), "{check:?}");
@@ -187,17 +191,8 @@ fn the_guess_decides_when_the_best_tools_favour_the_same_mode() {
     // Tools that carry no mode ("any" everywhere) vote for none: the default decides.
     let tools = std::fs::read_to_string(manifests.join("tools.toml")).unwrap();
     write(&manifests, "tools.toml", &tools.replace(r#"modes = ["operate"]"#, r#"modes = ["any"]"#));
-    let path = build(&manifests, &HashEmbedder::new(384), dir.path(), "any.idx");
-    let index = switchyard_format::Index::open(&path, &Default::default()).unwrap();
-    assert!(!index.meta().supports_tool_agreement());
-    drop(index);
-    let router = RouterBuilder::new(&path)
-        .semantic_margin(Some(10.0))
-        .build(Arc::new(HashEmbedder::new(384)))
-        .unwrap();
-    let d = router
-        .route("scale the checkout deployment to ten replicas", &RouteOptions::default())
-        .unwrap();
+    let (supported, d) = route("any.idx");
+    assert!(!supported);
     assert_eq!((d.mode.as_str(), d.mode_source), ("observe", ModeSource::Default));
     assert_eq!(d.semantic_mode.unwrap().tools_favour, None);
 }

@@ -1,4 +1,4 @@
-use crate::{model_for_index, print_json};
+use crate::print_json;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use std::io::Write;
@@ -34,6 +34,17 @@ pub fn load_model(name: &str) -> Result<Arc<dyn Embedder>> {
     let e = switchyard_embed::load_with(name, &embed_options()?)
         .with_context(|| format!("loading model {name}"))?;
     Ok(for_the_process(Arc::new(e)))
+}
+
+/// Opens an index once and loads the model it records (or `model`): the index is read one
+/// time, not once for its model's name and again for the router.
+pub fn open_with_model(
+    builder: &RouterBuilder,
+    model: Option<&str>,
+) -> Result<(switchyard_format::Index, Arc<dyn Embedder>)> {
+    let index = builder.open_index()?;
+    let name = model.map_or_else(|| index.meta().model.name.clone(), str::to_string);
+    Ok((index, load_model(&name)?))
 }
 
 /// A model a command loads lives until the process exits: one reference is leaked so it is
@@ -148,9 +159,10 @@ fn percentiles(mut v: Vec<f64>) -> (f64, f64) {
 }
 
 pub fn route(a: RouteArgs) -> Result<()> {
-    let model = load_model(&model_for_index(a.model.as_deref(), &a.index)?)?;
-    let router =
-        RouterBuilder::new(&a.index).cache_size(if a.no_cache { 0 } else { 256 }).build(model)?;
+    let mut builder = RouterBuilder::new(&a.index);
+    builder.cache_size(if a.no_cache { 0 } else { 256 });
+    let (index, model) = open_with_model(&builder, a.model.as_deref())?;
+    let router = builder.build_from(index, model)?;
     let options = RouteOptions {
         mode: Some(a.mode.clone()),
         interactive: a.interactive,
@@ -252,9 +264,10 @@ pub struct ScreenArgs {
 }
 
 pub fn screen(a: ScreenArgs) -> Result<()> {
-    let model = load_model(&model_for_index(a.model.as_deref(), &a.index)?)?;
-    let router =
-        RouterBuilder::new(&a.index).contrast_only(a.contrast).build(Arc::clone(&model))?;
+    let mut builder = RouterBuilder::new(&a.index);
+    builder.contrast_only(a.contrast);
+    let (index, model) = open_with_model(&builder, a.model.as_deref())?;
+    let router = builder.build_from(index, Arc::clone(&model))?;
     let refs: Vec<&str> = a.texts.iter().map(String::as_str).collect();
     // Cut and embedded exactly as `memory add` stores an entry.
     let stored =
@@ -402,7 +415,6 @@ pub fn assemble(a: AssembleArgs) -> Result<()> {
     // The token counter's vocabulary takes ~140 ms to build on first use: build it on the
     // other core while the model loads (detached: its result lands in the counter's own cache).
     std::thread::spawn(move || counter.count(""));
-    let model = load_model(&model_for_index(a.model.as_deref(), &a.index)?)?;
     let prompts = a.prompts.clone().or_else(|| {
         let d = PathBuf::from("manifests");
         d.join("constitution.md").is_file().then_some(d)
@@ -410,7 +422,8 @@ pub fn assemble(a: AssembleArgs) -> Result<()> {
     let mut b = switchyard::AssemblerBuilder::new(&a.index);
     b.budget(a.budget).token_counter(counter).prompts_dir(prompts).memory_db(a.memory.clone());
     b.router().cache_size(if a.no_cache { 0 } else { 256 });
-    let assembler = b.build(model)?;
+    let (index, model) = open_with_model(b.router(), a.model.as_deref())?;
+    let assembler = b.build_from(index, model)?;
     let options = switchyard::AssembleOptions {
         mode: Some(a.mode.clone()),
         root: a.root.clone(),
@@ -530,8 +543,9 @@ pub fn memory(a: MemoryArgs) -> Result<()> {
             } else {
                 text
             };
-            let model = load_model(&model_for_index(None, &index)?)?;
-            let router = RouterBuilder::new(&index).build(Arc::clone(&model))?;
+            let builder = RouterBuilder::new(&index);
+            let (opened, model) = open_with_model(&builder, None)?;
+            let router = builder.build_from(opened, Arc::clone(&model))?;
             let mut store = MemoryStore::open(&db)?;
             store.set_prepare(router.prepare_config());
             let id = store.add(model.as_ref(), &kind, text.trim(), &source)?;
@@ -566,8 +580,9 @@ pub fn memory(a: MemoryArgs) -> Result<()> {
             }
         }
         MemoryCommand::Reembed { db, index, json } => {
-            let model = load_model(&model_for_index(None, &index)?)?;
-            let router = RouterBuilder::new(&index).build(Arc::clone(&model))?;
+            let builder = RouterBuilder::new(&index);
+            let (opened, model) = open_with_model(&builder, None)?;
+            let router = builder.build_from(opened, Arc::clone(&model))?;
             let n = MemoryStore::open(&db)?
                 .set_prepare(router.prepare_config())
                 .reembed(model.as_ref())?;

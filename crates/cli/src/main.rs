@@ -81,10 +81,27 @@ fn main() -> ExitCode {
             }) {
                 return ExitCode::SUCCESS;
             }
-            let _ = writeln!(std::io::stderr(), "switchyard: {err:#}");
+            let _ = writeln!(std::io::stderr(), "switchyard: {}", error_chain(&err));
             ExitCode::from(2)
         }
     }
+}
+
+/// The error and its causes, joined by ": ", leaving out a cause whose text the message already
+/// holds (library errors often quote their source).
+fn error_chain(err: &anyhow::Error) -> String {
+    let mut message = String::new();
+    for cause in err.chain() {
+        let text = cause.to_string();
+        if message.contains(&text) {
+            continue;
+        }
+        if !message.is_empty() {
+            message.push_str(": ");
+        }
+        message.push_str(&text);
+    }
+    message
 }
 
 /// Prints a value as pretty JSON to stdout.
@@ -96,6 +113,8 @@ pub(crate) fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
 }
 
 /// Resolves the model for an index: `--model` if given, else the model recorded in the index.
+/// For commands whose work opens the index itself (fit, eval, bench); the others open it once
+/// with [`commands::open_with_model`].
 pub(crate) fn model_for_index(model: Option<&str>, index: &std::path::Path) -> Result<String> {
     if let Some(m) = model {
         return Ok(m.to_string());
@@ -106,4 +125,19 @@ pub(crate) fn model_for_index(model: Option<&str>, index: &std::path::Path) -> R
     )
     .with_context(|| format!("opening {}", index.display()))?;
     Ok(idx.meta().model.name.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::error_chain;
+
+    #[test]
+    fn a_cause_the_message_already_quotes_is_printed_once() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+        let quoting = anyhow::Error::new(io).context("index x.idx: no such file");
+        assert_eq!(error_chain(&quoting), "index x.idx: no such file");
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+        let plain = anyhow::Error::new(io).context("opening x.idx");
+        assert_eq!(error_chain(&plain), "opening x.idx: no such file");
+    }
 }

@@ -2,7 +2,7 @@
 //!
 //! The [`Embedder`] trait is what the rest of switchyard depends on: a fingerprint that names the
 //! exact model, a width, and batched embedding of texts into L2-normalised vectors. The candle
-//! implementation ([`CandleEmbedder`], feature `candle`, on by default) runs BERT-family encoders
+//! implementation ([`BertEmbedder`], feature `candle`, on by default) runs BERT-family encoders
 //! from a model folder provisioned by `models/provision.py`, from any Hugging Face BERT folder,
 //! or from the local Hugging Face cache. [`HashEmbedder`] is a deterministic stand-in for tests.
 //!
@@ -11,6 +11,11 @@
 //! `switchyard` command builds them from `SWITCHYARD_WEIGHTS`, `SWITCHYARD_KERNEL`,
 //! `SWITCHYARD_ENGINE` and `SWITCHYARD_Q4_MATMUL` ([`EmbedOptions::from_vars`], [`SETTINGS`]).
 //! Where a model's files are looked for: [`model_search_dirs`].
+//!
+//! **Features.** `candle` (default): the encoders. `hf-hub`: models from the local Hugging Face
+//! cache. `mkl` / `accelerate`: a BLAS under candle's own operations, which only the portable
+//! engine ([`EngineChoice::Candle`]) uses; the default engine multiplies with this crate's kernels
+//! on the CPU. There is no GPU feature: every forward runs on the CPU.
 //!
 //! ```
 //! use switchyard_embed::{Embedder, HashEmbedder};
@@ -43,12 +48,17 @@ pub use crate::model::{
 };
 
 #[cfg(feature = "candle")]
-pub use crate::candle_embedder::{CandleEmbedder, LoadTimings};
+pub use crate::bert_embedder::{BertEmbedder, LoadTimings};
+/// The former name of [`BertEmbedder`] (it named a library that, on the default path, neither
+/// multiplies nor attends).
+#[cfg(feature = "candle")]
+#[deprecated(since = "0.1.0", note = "renamed BertEmbedder")]
+pub type CandleEmbedder = BertEmbedder;
 
 #[cfg(feature = "candle")]
 mod bert;
 #[cfg(feature = "candle")]
-mod candle_embedder;
+mod bert_embedder;
 #[cfg(feature = "candle")]
 mod e5file;
 mod error;
@@ -124,14 +134,14 @@ pub trait Embedder: Send + Sync {
 /// Loads a model by what a user typed: `minilm`, `e5-small`, a folder, or a Hugging Face repo id
 /// already in the local cache.
 #[cfg(feature = "candle")]
-pub fn load(name: &str) -> Result<CandleEmbedder> {
-    CandleEmbedder::load(&resolve(name)?)
+pub fn load(name: &str) -> Result<BertEmbedder> {
+    BertEmbedder::load(&resolve(name)?)
 }
 
 /// [`load`] with explicit options (weight storage, kernel, engine).
 #[cfg(feature = "candle")]
-pub fn load_with(name: &str, options: &EmbedOptions) -> Result<CandleEmbedder> {
-    CandleEmbedder::load_with(&resolve(name)?, options)
+pub fn load_with(name: &str, options: &EmbedOptions) -> Result<BertEmbedder> {
+    BertEmbedder::load_with(&resolve(name)?, options)
 }
 
 /// Scales `v` to unit length in place. The sum of squares runs in f64 so long vectors do not

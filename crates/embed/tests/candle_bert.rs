@@ -8,7 +8,7 @@
 
 use candle_core::{DType, Device, Tensor};
 use candle_transformers::models::bert::{BertModel, Config};
-use switchyard_embed::{CandleEmbedder, EmbedOptions, Embedder, WeightsChoice, resolve};
+use switchyard_embed::{BertEmbedder, EmbedOptions, Embedder, WeightsChoice, resolve};
 
 #[test]
 fn our_encoder_matches_candle_transformers_bert() {
@@ -34,7 +34,7 @@ fn our_encoder_matches_candle_transformers_bert() {
         (WeightsChoice::I8, 0.998),
     ] {
         let ours =
-            CandleEmbedder::load_with(&model, &EmbedOptions { weights, ..EmbedOptions::default() })
+            BertEmbedder::load_with(&model, &EmbedOptions { weights, ..EmbedOptions::default() })
                 .unwrap();
         for text in ["fix the flaky login test", "Ränder: 日本語のテキストも大丈夫？", "a b c"]
         {

@@ -15,9 +15,9 @@ fn fixture(name: &str) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(&path).expect("fixture")).expect("json")
 }
 
-fn load_or_skip(name: &str) -> Option<switchyard_embed::CandleEmbedder> {
+fn load_or_skip(name: &str) -> Option<switchyard_embed::BertEmbedder> {
     match resolve(name) {
-        Ok(m) => Some(switchyard_embed::CandleEmbedder::load(&m).expect("model loads")),
+        Ok(m) => Some(switchyard_embed::BertEmbedder::load(&m).expect("model loads")),
         Err(e) => {
             assert!(
                 std::env::var("SWITCHYARD_REQUIRE_MODELS").as_deref() != Ok("1"),

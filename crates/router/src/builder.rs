@@ -153,6 +153,18 @@ impl RouterBuilder {
 
     /// Opens the index, checks the model fingerprint and precomputes the per-item tables.
     pub fn build(&self, embedder: Arc<dyn Embedder>) -> Result<Router> {
+        self.build_from(self.open_index()?, embedder)
+    }
+
+    /// Opens the index alone (checksums verified unless turned off), for a caller that must
+    /// read it before it has a model, e.g. to load the model it records; then
+    /// [`RouterBuilder::build_from`] builds on it without opening the file again.
+    pub fn open_index(&self) -> Result<Index> {
+        Ok(Index::open(&self.path, OpenOptions::new().verify_payload(self.config.verify))?)
+    }
+
+    /// [`RouterBuilder::build`] on an index already open ([`RouterBuilder::open_index`]).
+    pub fn build_from(&self, index: Index, embedder: Arc<dyn Embedder>) -> Result<Router> {
         let c = &self.config;
         if c.max_results == 0 && c.max_tools == 0 {
             return Err(RouteError::Config {
@@ -184,7 +196,6 @@ impl RouterBuilder {
                 message: format!("{w} is not a weight in 0..=1"),
             });
         }
-        let index = Index::open(&self.path, OpenOptions::new().verify_payload(c.verify))?;
         let info = embedder.info();
         if index.header().fingerprint != info.fingerprint.0 || index.dim() != info.dim {
             let m = &index.meta().model;

@@ -9,7 +9,12 @@ pub enum RouteError {
     Format(#[from] switchyard_format::FormatError),
     /// The index was built with another model.
     #[error(
-        "index {path} was built with model {index_model} (fingerprint {index_fingerprint}) but the router was given {model} (fingerprint {fingerprint}); use --model {index_model}, or rebuild it with switchyard build-index --model {model}"
+        "index {path} was built with model {index_model} (fingerprint {index_fingerprint}) but the router was given {model} (fingerprint {fingerprint}); {}",
+        if index_model == model {
+            format!("the model's files or settings (weights, tokenizer, prefixes) changed since: rebuild it with switchyard build-index --model {model} --force")
+        } else {
+            format!("use --model {index_model}, or rebuild it with switchyard build-index --model {model}")
+        }
     )]
     ModelMismatch {
         /// The index file.

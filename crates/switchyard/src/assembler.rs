@@ -149,6 +149,17 @@ impl AssemblerBuilder {
 
     /// Opens the index and the memory store.
     pub fn build(&self, embedder: Arc<dyn Embedder>) -> Result<Assembler> {
+        self.build_from(self.router.open_index()?, embedder)
+    }
+
+    /// [`AssemblerBuilder::build`] on the index already opened with
+    /// `self.router().open_index()`: a caller that reads the index first (to load the model it
+    /// records) does not open it twice.
+    pub fn build_from(
+        &self,
+        index: switchyard_format::Index,
+        embedder: Arc<dyn Embedder>,
+    ) -> Result<Assembler> {
         let f = &self.config.fractions;
         let parts = [f.constitution, f.rules, f.tools, f.runtime, f.untrusted, f.task];
         if parts.iter().any(|x| !(0.0..=1.0).contains(x)) || parts.iter().sum::<f32>() > 1.0 + 1e-4
@@ -171,7 +182,7 @@ impl AssemblerBuilder {
         // another core while the index and memory open, rather than in the first assembly.
         let counter = self.config.counter;
         let warm = std::thread::spawn(move || counter.count(""));
-        let router = self.router.build(embedder)?;
+        let router = self.router.build_from(index, embedder)?;
         let memory = match &self.config.memory {
             Some(p) => {
                 let mut store = MemoryStore::open(p)?;

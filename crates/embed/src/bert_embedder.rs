@@ -19,9 +19,12 @@ enum Engine {
 /// enough that padding within a length-sorted batch stays negligible.
 const BATCH: usize = 32;
 
-/// A BERT-family sentence embedder on candle's CPU backend: tokenize (with the model's prefix,
-/// truncated at its limit, never padded alone), forward, attention-masked pooling, L2 norm.
-pub struct CandleEmbedder {
+/// A BERT-family sentence embedder on the CPU: tokenize (with the model's query or document
+/// prefix, truncated at its limit, never padded alone), forward, attention-masked pooling, L2
+/// norm. candle loads the weights (safetensors, Q4_0); the forward is this crate's packed-weight
+/// kernels by default, or candle's own operations (the portable engine the fast path is tested
+/// against) with [`crate::EngineChoice::Candle`].
+pub struct BertEmbedder {
     info: ModelInfo,
     tokenizer: Tokenizer,
     tokenizer_path: PathBuf,
@@ -48,13 +51,13 @@ pub struct LoadTimings {
     pub total_ms: f64,
 }
 
-impl std::fmt::Debug for CandleEmbedder {
+impl std::fmt::Debug for BertEmbedder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CandleEmbedder").field("info", &self.info).finish_non_exhaustive()
+        f.debug_struct("BertEmbedder").field("info", &self.info).finish_non_exhaustive()
     }
 }
 
-impl CandleEmbedder {
+impl BertEmbedder {
     /// The options it was loaded with.
     pub fn options(&self) -> &EmbedOptions {
         &self.options
@@ -222,7 +225,7 @@ impl CandleEmbedder {
     }
 }
 
-impl CandleEmbedder {
+impl BertEmbedder {
     fn forward_fast(
         &self,
         fast: &FastEncoder,
@@ -259,7 +262,7 @@ impl CandleEmbedder {
     }
 }
 
-impl CandleEmbedder {
+impl BertEmbedder {
     /// Embeds texts behind `prefix` (the query or the document prefix).
     fn embed_with_prefix(&self, prefix: &str, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         let ids =
@@ -279,7 +282,7 @@ impl CandleEmbedder {
     }
 }
 
-impl Embedder for CandleEmbedder {
+impl Embedder for BertEmbedder {
     fn info(&self) -> &ModelInfo {
         &self.info
     }
