@@ -67,7 +67,7 @@ pub fn embed(a: EmbedArgs) -> Result<()> {
     // Resolving the name (search folders, model.toml) is what load_with did besides loading.
     let load = serde_json::json!({
         "resolve_ms": (load_ms - lt.total_ms).max(0.0), "weights_ms": lt.weights_ms,
-        "pack_ms": lt.pack_ms, "tokenizer_ms": lt.tokenizer_ms, "total_ms": load_ms,
+        "pack_ms": lt.pack_ms, "tokenizer_ms": lt.tokenizer_ms, "total_ms": lt.total_ms,
     });
     let t = std::time::Instant::now();
     let v = model.embed(&a.text)?;
@@ -101,7 +101,7 @@ pub fn embed(a: EmbedArgs) -> Result<()> {
     } else {
         let head: Vec<String> = v.iter().take(8).map(|x| format!("{x:.4}")).collect();
         println!(
-            "model        {}\nfingerprint  {}\ndim          {}\nweights      {}\nload_ms      {load_ms:.1} (weights {:.1}, packing {:.1}, tokenizer {:.1})\ntokens       {tokens}\nthreads      {threads}\nfirst_ms     {first_ms:.2}\np50_ms       {p50:.2} ({} runs)\np95_ms       {p95:.2}\nembedding    [{}, ...]",
+            "model        {}\nfingerprint  {}\ndim          {}\nweights      {}\nload_ms      {load_ms:.1} (weights {:.1}, packing {:.1}; tokenizer {:.1} alongside)\ntokens       {tokens}\nthreads      {threads}\nfirst_ms     {first_ms:.2}\np50_ms       {p50:.2} ({} runs)\np95_ms       {p95:.2}\nembedding    [{}, ...]",
             info.name,
             info.fingerprint,
             info.dim,

@@ -143,11 +143,14 @@ pub struct ColdBreakdown {
     pub wall_ms: f64,
     /// Finding the model folder and reading `model.toml`.
     pub resolve_ms: f64,
+    /// Loading the model, wall time: the weights and their packing on one thread, the
+    /// tokenizer on another.
+    pub load_ms: f64,
     /// Reading the weight file and building the layers.
     pub weights_ms: f64,
     /// Packing the layers for the fast forward.
     pub pack_ms: f64,
-    /// Parsing the tokenizer file.
+    /// Parsing the tokenizer file (overlaps the weights and the packing).
     pub tokenizer_ms: f64,
     /// The first forward pass (one short text).
     pub first_forward_ms: f64,
@@ -374,7 +377,7 @@ pub fn cold_start(exe: &Path, index: &Path, model: &str, runs: usize) -> Result<
 /// Runs `switchyard embed --json` `runs` times in fresh processes and takes the median of each
 /// step it reports.
 pub fn cold_breakdown(exe: &Path, model: &str, runs: usize) -> Result<ColdBreakdown> {
-    let mut steps: [Vec<f64>; 7] = Default::default();
+    let mut steps: [Vec<f64>; 8] = Default::default();
     for _ in 0..runs.max(1) {
         let t = Instant::now();
         let out = Command::new(exe)
@@ -399,13 +402,16 @@ pub fn cold_breakdown(exe: &Path, model: &str, runs: usize) -> Result<ColdBreakd
             num(&["load", "pack_ms"]),
             num(&["load", "tokenizer_ms"]),
             num(&["first_ms"]),
+            num(&["load", "total_ms"]),
         ];
-        let [Some(resolve), Some(weights), Some(pack), Some(tokenizer), Some(first)] = got else {
+        let [Some(resolve), Some(weights), Some(pack), Some(tokenizer), Some(first), Some(load)] =
+            got
+        else {
             return Err(bad("its JSON has no load timings".into()));
         };
-        let process = wall - resolve - weights - pack - tokenizer - first;
+        let process = wall - resolve - load - first;
         for (s, x) in
-            steps.iter_mut().zip([wall, resolve, weights, pack, tokenizer, first, process])
+            steps.iter_mut().zip([wall, resolve, weights, pack, tokenizer, first, process, load])
         {
             s.push(x);
         }
@@ -419,6 +425,7 @@ pub fn cold_breakdown(exe: &Path, model: &str, runs: usize) -> Result<ColdBreakd
         tokenizer_ms: m(4),
         first_forward_ms: m(5),
         process_ms: m(6),
+        load_ms: m(7),
     })
 }
 
