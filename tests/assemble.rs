@@ -319,3 +319,26 @@ fn token_counts_are_those_of_the_prompt_itself_on_every_assembly() {
         }
     }
 }
+
+#[test]
+fn a_memory_store_that_cannot_be_read_costs_the_untrusted_layer_not_the_prompt() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = hash();
+    let index = build(&default_catalog(), model.as_ref(), dir.path(), "d.idx");
+    // A store written by another model: searching it with this index's model is refused.
+    let db = dir.path().join("other-model.db");
+    MemoryStore::open(&db)
+        .unwrap()
+        .add(&HashEmbedder::new(48), "memory", "the login tests are flaky", "test")
+        .unwrap();
+    let a = assembler(&index, model, Some(db), None);
+    let out = a.assemble("fix the flaky login test", &fixed_root()).unwrap();
+    assert!(out.context.memories.is_empty());
+    assert!(
+        out.diagnostics.iter().any(|d| d.starts_with("memory unavailable")),
+        "{:?}",
+        out.diagnostics
+    );
+    assert!(out.prompt.contains(H_UNTRUSTED), "the layer is there, empty");
+    assert!(out.prompt.ends_with("fix the flaky login test\n") || out.prompt.contains("fix the flaky login test"));
+}

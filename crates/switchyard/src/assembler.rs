@@ -362,6 +362,16 @@ fn git_stamp(root: &Path) -> Option<GitStamp> {
     Some((mtime("HEAD"), mtime("index")))
 }
 
+/// What the untrusted layer gets from the memory store.
+#[derive(Debug, Default)]
+struct UntrustedPart {
+    memories: Vec<String>,
+    activity: Vec<String>,
+    filtered: usize,
+    screened_out: usize,
+    embedding_calls: u32,
+}
+
 impl std::fmt::Debug for Assembler {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Assembler").field("router", &self.router).finish_non_exhaustive()
@@ -424,6 +434,73 @@ impl Assembler {
         context
     }
 
+    /// Memory search and screening for one task: the reference entries nearest the task's
+    /// embedding, instruction-like kinds excluded, then injection screening of the survivors.
+    fn untrusted_part(
+        &self,
+        task: &str,
+        decision: &Decision,
+        diagnostics: &mut Vec<String>,
+    ) -> Result<UntrustedPart> {
+        let mut part = UntrustedPart::default();
+        if let Some(store) = &self.memory {
+            let mut store = store.lock().map_err(|_| AssembleError::Config {
+                field: "memory",
+                message: "memory store lock poisoned".into(),
+            })?;
+            // Memory rows live in the model's space: when the cascade answered the routing
+            // statically, a non-empty store still needs the model's embedding of the task.
+            let embedding = match &decision.embedding {
+                Some(e) => Some(Arc::clone(e)),
+                None if decision.answered_by == AnsweredBy::Static && !store.list()?.is_empty() => {
+                    part.embedding_calls = 1;
+                    Some(self.router.task_embedding(task)?)
+                }
+                None => None,
+            };
+            if let Some(embedding) = embedding {
+                part.filtered += store.instruction_like_count()?;
+                let min = self.router.index().meta().thresholds.memory_min;
+                let hits = store.search(
+                    &embedding,
+                    self.router.embedder().fingerprint(),
+                    min,
+                    self.config.max_memories,
+                )?;
+                let entries: Vec<ScreenEntry<'_>> = hits
+                    .iter()
+                    .map(|h| {
+                        crate::screen_entry(
+                            &h.entry.text,
+                            &h.entry.embedding,
+                            &h.entry.pieces,
+                            true,
+                        )
+                    })
+                    .collect();
+                let report = self.router.screen(&entries)?;
+                let stale = hits.iter().filter(|h| h.entry.needs_reembed()).count();
+                if stale > 0 {
+                    diagnostics.push(format!(
+                        "{stale} memory entries were stored without window embeddings and were screened as a whole only; run `switchyard memory reembed --db {} --index <index>` to screen them window by window",
+                        store.path().display()
+                    ));
+                }
+                part.screened_out = report.dropped_count;
+                part.filtered += report.dropped_count;
+                for v in &report.kept {
+                    let e = &hits[v.entry].entry;
+                    if e.kind == "activity" {
+                        part.activity.push(e.text.clone())
+                    } else {
+                        part.memories.push(e.text.clone())
+                    }
+                }
+            }
+        }
+        Ok(part)
+    }
+
     /// How many times prompt files were read from disk (cache misses).
     pub fn prompt_file_reads(&self) -> usize {
         self.prompts.reads()
@@ -466,64 +543,21 @@ impl Assembler {
         // Untrusted context: semantic search with the task's one embedding, instruction-like
         // kinds excluded before scoring, then injection screening of the survivors.
         let tm = Instant::now();
-        let (mut memories, mut activity, mut filtered, mut screened_out) =
-            (Vec::new(), Vec::new(), 0, 0);
-        let mut memory_embedding_calls = 0;
-        if let (Some(store), false) = (&self.memory, decision.chitchat) {
-            let mut store = store.lock().map_err(|_| AssembleError::Config {
-                field: "memory",
-                message: "memory store lock poisoned".into(),
-            })?;
-            // Memory rows live in the model's space: when the cascade answered the routing
-            // statically, a non-empty store still needs the model's embedding of the task.
-            let embedding = match &decision.embedding {
-                Some(e) => Some(Arc::clone(e)),
-                None if decision.answered_by == AnsweredBy::Static && !store.list()?.is_empty() => {
-                    memory_embedding_calls = 1;
-                    Some(self.router.task_embedding(task)?)
-                }
-                None => None,
-            };
-            if let Some(embedding) = embedding {
-                filtered += store.instruction_like_count()?;
-                let min = self.router.index().meta().thresholds.memory_min;
-                let hits = store.search(
-                    &embedding,
-                    self.router.embedder().fingerprint(),
-                    min,
-                    self.config.max_memories,
-                )?;
-                let entries: Vec<ScreenEntry<'_>> = hits
-                    .iter()
-                    .map(|h| {
-                        crate::screen_entry(
-                            &h.entry.text,
-                            &h.entry.embedding,
-                            &h.entry.pieces,
-                            true,
-                        )
-                    })
-                    .collect();
-                let report = self.router.screen(&entries)?;
-                let stale = hits.iter().filter(|h| h.entry.needs_reembed()).count();
-                if stale > 0 {
-                    diagnostics.push(format!(
-                        "{stale} memory entries were stored without window embeddings and were screened as a whole only; run `switchyard memory reembed --db {} --index <index>` to screen them window by window",
-                        store.path().display()
-                    ));
-                }
-                screened_out = report.dropped_count;
-                filtered += report.dropped_count;
-                for v in &report.kept {
-                    let e = &hits[v.entry].entry;
-                    if e.kind == "activity" {
-                        activity.push(e.text.clone())
-                    } else {
-                        memories.push(e.text.clone())
-                    }
-                }
-            }
-        }
+        let untrusted = if decision.chitchat {
+            UntrustedPart::default()
+        } else {
+            // Fail-open: a store that cannot be read (locked, damaged, another model's) costs
+            // the untrusted layer, never the prompt; the diagnostic says why.
+            self.untrusted_part(task, &decision, &mut diagnostics).unwrap_or_else(|e| {
+                diagnostics.push(format!(
+                    "memory unavailable, assembled without untrusted context: {e}"
+                ));
+                UntrustedPart::default()
+            })
+        };
+        let UntrustedPart { memories, activity, filtered, screened_out, embedding_calls } =
+            untrusted;
+        let memory_embedding_calls = embedding_calls;
         let memory_ms = ms(tm);
 
         let trd = Instant::now();
