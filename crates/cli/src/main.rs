@@ -9,6 +9,7 @@ use std::process::ExitCode;
 mod commands;
 mod index_cmds;
 mod measure;
+mod serve;
 #[cfg(feature = "candle")]
 mod train;
 
@@ -41,6 +42,8 @@ enum Command {
     Assemble(commands::AssembleArgs),
     /// Manage the memory store of untrusted context.
     Memory(commands::MemoryArgs),
+    /// Serve route, assemble, screen and memory over local HTTP (the model loads once).
+    Serve(serve::ServeArgs),
     /// Measure quality on labelled data: tool retrieval, routing cases, injection screening.
     Eval(measure::EvalArgs),
     /// Measure latency per stage, cold start and peak memory over a fixed task set.
@@ -65,6 +68,7 @@ fn main() -> ExitCode {
         Command::Models(a) => commands::models(a),
         Command::Assemble(a) => commands::assemble(a),
         Command::Memory(a) => commands::memory(a),
+        Command::Serve(a) => serve::serve(a),
         Command::Eval(a) => measure::eval(a),
         Command::Bench(a) => measure::bench(a),
         Command::Fit(a) => measure::fit(a),

@@ -2,7 +2,7 @@
 
 use crate::router::Router;
 use crate::{Result, RouteError};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 use switchyard_embed::Embedder;
@@ -154,6 +154,11 @@ impl RouterBuilder {
     /// Opens the index, checks the model fingerprint and precomputes the per-item tables.
     pub fn build(&self, embedder: Arc<dyn Embedder>) -> Result<Router> {
         self.build_from(self.open_index()?, embedder)
+    }
+
+    /// The index file this builder opens.
+    pub fn index_path(&self) -> &Path {
+        &self.path
     }
 
     /// Opens the index alone (checksums verified unless turned off), for a caller that must

@@ -147,6 +147,21 @@ impl AssemblerBuilder {
         self
     }
 
+    /// The index file this builder opens.
+    pub fn index_path(&self) -> &Path {
+        self.router.index_path()
+    }
+
+    /// Opens and checks the index file, for [`AssemblerBuilder::build_from`].
+    pub fn open_index(&self) -> Result<switchyard_format::Index> {
+        Ok(self.router.open_index()?)
+    }
+
+    /// The memory database, if any.
+    pub fn memory_path(&self) -> Option<&Path> {
+        self.config.memory.as_deref()
+    }
+
     /// Opens the index and the memory store.
     pub fn build(&self, embedder: Arc<dyn Embedder>) -> Result<Assembler> {
         self.build_from(self.router.open_index()?, embedder)
@@ -549,9 +564,8 @@ impl Assembler {
             // Fail-open: a store that cannot be read (locked, damaged, another model's) costs
             // the untrusted layer, never the prompt; the diagnostic says why.
             self.untrusted_part(task, &decision, &mut diagnostics).unwrap_or_else(|e| {
-                diagnostics.push(format!(
-                    "memory unavailable, assembled without untrusted context: {e}"
-                ));
+                diagnostics
+                    .push(format!("memory unavailable, assembled without untrusted context: {e}"));
                 UntrustedPart::default()
             })
         };

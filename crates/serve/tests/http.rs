@@ -1,0 +1,408 @@
+//! The server as a client sees it: every endpoint, every way a request can be wrong, and the
+//! faults of a long-running process (a replaced index, a locked store, a slow client, too many
+//! requests at once, shutdown). A hash embedder stands in for the model: these tests are about
+//! the server, not about ranking quality.
+#![allow(clippy::unwrap_used)] // tests: a panic is the failure report
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use http_body_util::BodyExt;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+use switchyard_embed::{Embedder, HashEmbedder, ModelInfo};
+use switchyard_serve::{AppState, ModelLoader, ReloadOutcome, ServeConfig, app};
+use tower::ServiceExt;
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn build(catalog: &Path, out: &Path) {
+    switchyard_build_index::build_to_file(
+        catalog,
+        out,
+        &HashEmbedder::new(384),
+        &Default::default(),
+    )
+    .unwrap();
+}
+
+/// The default catalog's index, built once for the whole file; tests copy it when they change it.
+fn default_index() -> &'static Path {
+    static INDEX: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
+    let (_, path) = INDEX.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("default.idx");
+        build(&workspace().join("manifests"), &path);
+        (dir, path)
+    });
+    path
+}
+
+fn hash_loader() -> ModelLoader {
+    Arc::new(|_: &str| Ok(Arc::new(HashEmbedder::new(384)) as Arc<dyn Embedder>))
+}
+
+fn state(config: ServeConfig) -> AppState {
+    AppState::open(config, hash_loader()).unwrap()
+}
+
+fn config() -> ServeConfig {
+    let mut c = ServeConfig::new(default_index());
+    c.root = Some(PathBuf::from("/"));
+    c
+}
+
+async fn call(
+    state: &AppState,
+    method: &str,
+    uri: &str,
+    body: Option<&str>,
+) -> (StatusCode, Value) {
+    call_with(state, method, uri, body, None).await
+}
+
+async fn call_with(
+    state: &AppState,
+    method: &str,
+    uri: &str,
+    body: Option<&str>,
+    token: Option<&str>,
+) -> (StatusCode, Value) {
+    let mut req = Request::builder().method(method).uri(uri);
+    if let Some(t) = token {
+        req = req.header("authorization", format!("Bearer {t}"));
+    }
+    let req = req.body(body.map_or_else(Body::empty, |b| Body::from(b.to_string()))).unwrap();
+    let response = app(state.clone()).oneshot(req).await.unwrap();
+    let status = response.status();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    let value = serde_json::from_slice(&bytes)
+        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
+    (status, value)
+}
+
+fn error_message(v: &Value) -> &str {
+    v["error"]["message"].as_str().unwrap_or_else(|| panic!("not an error body: {v}"))
+}
+
+#[tokio::test]
+async fn route_answers_the_decision_of_route_json() {
+    let s = state(config());
+    let (status, d) =
+        call(&s, "POST", "/v1/route", Some(r#"{"task": "run the unit tests"}"#)).await;
+    assert_eq!(status, StatusCode::OK, "{d}");
+    assert_eq!(d["task"], "run the unit tests");
+    for field in ["mode", "mode_source", "tools", "skills", "dropped", "thresholds", "metrics"] {
+        assert!(d.get(field).is_some(), "missing {field}: {d}");
+    }
+    let explicit =
+        call(&s, "POST", "/v1/route", Some(r#"{"task": "run the unit tests", "mode": "plan"}"#))
+            .await;
+    assert_eq!(explicit.1["mode"], "plan");
+}
+
+#[tokio::test]
+async fn assemble_answers_the_prompt_and_its_account() {
+    let s = state(config());
+    let (status, a) =
+        call(&s, "POST", "/v1/assemble", Some(r#"{"task": "fix the flaky login test"}"#)).await;
+    assert_eq!(status, StatusCode::OK, "{a}");
+    let prompt = a["prompt"].as_str().unwrap();
+    assert!(prompt.contains(switchyard::CACHE_BOUNDARY));
+    assert!(prompt.contains("fix the flaky login test"));
+    assert_eq!(a["context"]["env"]["cwd"], "/", "the server's --root is the default root");
+    // Same input, same bytes, over HTTP too.
+    let again =
+        call(&s, "POST", "/v1/assemble", Some(r#"{"task": "fix the flaky login test"}"#)).await;
+    assert_eq!(again.1["prompt"], a["prompt"]);
+}
+
+#[tokio::test]
+async fn a_body_that_is_not_the_json_asked_for_is_a_400_naming_the_problem() {
+    let s = state(config());
+    let cases = [
+        (r#"{"tsk": "run the tests"}"#, "unknown field `tsk`"),
+        (r#"{"task": "run the tests""#, "malformed JSON"),
+        ("", "empty"),
+        (r#"{"task": "   "}"#, "field `task` is empty"),
+        (r#"{"task": 42}"#, "invalid type"),
+        (r#"{"mode": "plan"}"#, "missing field `task`"),
+    ];
+    for (body, expected) in cases {
+        let (status, v) = call(&s, "POST", "/v1/route", Some(body)).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}: {v}");
+        assert!(error_message(&v).contains(expected), "{body}: {v}");
+    }
+    let (status, v) = call(&s, "POST", "/v1/screen", Some(r#"{"texts": []}"#)).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(error_message(&v).contains("`texts` is empty"));
+    let (status, v) = call(&s, "GET", "/v1/nothing", None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert!(error_message(&v).contains("the endpoints are"));
+}
+
+#[tokio::test]
+async fn an_oversized_body_is_a_413_that_says_how_to_raise_the_limit() {
+    let mut c = config();
+    c.limits.max_body_bytes = 1024;
+    let s = state(c);
+    let big = json!({"task": "x".repeat(4096)}).to_string();
+    let (status, v) = call(&s, "POST", "/v1/route", Some(&big)).await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{v}");
+    assert!(error_message(&v).contains("--max-body"));
+}
+
+#[tokio::test]
+async fn with_a_token_every_endpoint_but_healthz_needs_it() {
+    let mut c = config();
+    c.token = Some("s3cret".into());
+    let s = state(c);
+    let body = Some(r#"{"task": "run the tests"}"#);
+    assert_eq!(call(&s, "POST", "/v1/route", body).await.0, StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        call_with(&s, "POST", "/v1/route", body, Some("wrong")).await.0,
+        StatusCode::UNAUTHORIZED
+    );
+    assert_eq!(call_with(&s, "POST", "/v1/route", body, Some("s3cret")).await.0, StatusCode::OK);
+    assert_eq!(call(&s, "GET", "/metrics", None).await.0, StatusCode::UNAUTHORIZED);
+    assert_eq!(call(&s, "GET", "/healthz", None).await.0, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn memory_entries_are_added_listed_removed_and_reach_the_assembly_screened() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = config();
+    c.assembler.memory_db(Some(dir.path().join("m.db")));
+    let s = state(c);
+    let (status, added) = call(
+        &s,
+        "POST",
+        "/v1/memory",
+        Some(r#"{"text": "The login tests are flaky because the session token expires"}"#),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{added}");
+    let id = added["id"].as_i64().unwrap();
+    let (_, list) = call(&s, "GET", "/v1/memory", None).await;
+    assert_eq!(list.as_array().unwrap().len(), 1);
+    assert_eq!(list[0]["source"], "http");
+    // The assembler reads through its own connection and sees the write at once.
+    let (_, a) =
+        call(&s, "POST", "/v1/assemble", Some(r#"{"task": "fix the flaky login tests"}"#)).await;
+    assert!(
+        a["context"]["memories"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m.as_str().unwrap().contains("session token")),
+        "{}",
+        a["context"]
+    );
+    let (status, v) =
+        call(&s, "POST", "/v1/memory", Some(r#"{"text": "x", "kind": "secret"}"#)).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(error_message(&v).contains("use one of"), "{v}");
+    assert_eq!(call(&s, "DELETE", &format!("/v1/memory/{id}"), None).await.0, StatusCode::OK);
+    assert_eq!(
+        call(&s, "DELETE", &format!("/v1/memory/{id}"), None).await.0,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(call(&s, "GET", "/v1/memory", None).await.1, json!([]));
+}
+
+#[tokio::test]
+async fn without_a_memory_store_the_memory_endpoints_say_how_to_get_one() {
+    let s = state(config());
+    let (status, v) = call(&s, "GET", "/v1/memory", None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert!(error_message(&v).contains("--memory DB"));
+}
+
+#[tokio::test]
+async fn a_locked_memory_store_gets_a_503_for_writes_and_assemblies_go_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("m.db");
+    let mut c = config();
+    c.assembler.memory_db(Some(db.clone()));
+    let s = state(c);
+    call(&s, "POST", "/v1/memory", Some(r#"{"text": "the deploy runs on fridays"}"#)).await;
+    // Another process holds the write lock past the store's busy timeout.
+    let holder = rusqlite::Connection::open(&db).unwrap();
+    holder
+        .execute_batch("BEGIN EXCLUSIVE; INSERT INTO store_meta VALUES ('held', 'yes');")
+        .unwrap();
+    let (status, v) = call(&s, "POST", "/v1/memory", Some(r#"{"text": "kept for later"}"#)).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{v}");
+    assert!(error_message(&v).contains("locked"), "{v}");
+    let (status, a) =
+        call(&s, "POST", "/v1/assemble", Some(r#"{"task": "when do we deploy"}"#)).await;
+    assert_eq!(status, StatusCode::OK, "an assembly never fails on the store: {a}");
+    holder.execute_batch("COMMIT").unwrap();
+    // Nothing written is lost: the lock holder's write and the entry before it are there.
+    let (_, list) = call(&s, "GET", "/v1/memory", None).await;
+    assert_eq!(list.as_array().unwrap().len(), 1);
+    let held: String = holder
+        .query_row("SELECT value FROM store_meta WHERE key = 'held'", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(held, "yes");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replaced_index_is_swapped_in_without_failing_a_request_and_a_broken_one_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = dir.path().join("live.idx");
+    std::fs::copy(default_index(), &index).unwrap();
+    let mut c = ServeConfig::new(&index);
+    c.reload_every = None;
+    let s = state(c);
+    assert_eq!(s.reload_if_changed().await, ReloadOutcome::Unchanged);
+
+    // Requests run from before the new file is written until after it is swapped in.
+    let swapped = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let load = {
+        let (s, swapped) = (s.clone(), Arc::clone(&swapped));
+        tokio::spawn(async move {
+            let mut statuses = Vec::new();
+            while !swapped.load(std::sync::atomic::Ordering::SeqCst) || statuses.len() < 50 {
+                let (status, _) =
+                    call(&s, "POST", "/v1/route", Some(r#"{"task": "restart nginx on web-3"}"#))
+                        .await;
+                statuses.push(status);
+            }
+            statuses
+        })
+    };
+    // A new build-index output (written beside, renamed over) of another catalog.
+    build(&workspace().join("tests/catalogs/sre"), &index);
+    assert_eq!(s.reload_if_changed().await, ReloadOutcome::Reloaded { generation: 2 });
+    swapped.store(true, std::sync::atomic::Ordering::SeqCst);
+    let statuses = load.await.unwrap();
+    assert!(statuses.iter().all(|s| *s == StatusCode::OK), "{statuses:?}");
+    let (_, d) = call(
+        &s,
+        "POST",
+        "/v1/route",
+        Some(r#"{"task": "restart nginx on web-3", "mode": "operate"}"#),
+    )
+    .await;
+    assert_eq!(d["mode"], "operate", "the new catalog's modes answer: {d}");
+    assert_eq!(call(&s, "GET", "/healthz", None).await.1["generation"], 2);
+
+    // A damaged file in its place is refused, once, and the last good index keeps serving.
+    let tmp = dir.path().join("broken.tmp");
+    std::fs::write(&tmp, b"not an index").unwrap();
+    std::fs::rename(&tmp, &index).unwrap();
+    let ReloadOutcome::Failed { message } = s.reload_if_changed().await else { panic!("accepted") };
+    assert!(message.contains("live.idx"), "{message}");
+    assert_eq!(
+        s.reload_if_changed().await,
+        ReloadOutcome::Unchanged,
+        "not retried until it changes"
+    );
+    let (status, d) = call(
+        &s,
+        "POST",
+        "/v1/route",
+        Some(r#"{"task": "restart nginx on web-3", "mode": "operate"}"#),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(d["mode"], "operate");
+    let metrics = call(&s, "GET", "/metrics", None).await.1;
+    let text = metrics.as_str().unwrap();
+    assert!(text.contains(r#"switchyard_index_reloads_total{outcome="ok"} 1"#), "{text}");
+    assert!(text.contains(r#"switchyard_index_reloads_total{outcome="failed"} 1"#), "{text}");
+}
+
+/// A stand-in model that takes its time.
+struct Slow {
+    inner: HashEmbedder,
+    delay: Duration,
+}
+
+impl Embedder for Slow {
+    fn info(&self) -> &ModelInfo {
+        self.inner.info()
+    }
+    fn embed_batch(&self, texts: &[&str]) -> switchyard_embed::Result<Vec<Vec<f32>>> {
+        std::thread::sleep(self.delay);
+        self.inner.embed_batch(texts)
+    }
+    fn count_tokens(&self, text: &str) -> switchyard_embed::Result<usize> {
+        self.inner.count_tokens(text)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn work_past_the_timeout_is_a_504_and_a_full_server_a_503_and_it_goes_on() {
+    let mut c = config();
+    c.limits.request_timeout = Duration::from_millis(300);
+    c.limits.max_concurrent = 1;
+    let loader: ModelLoader = Arc::new(|_: &str| {
+        Ok(Arc::new(Slow { inner: HashEmbedder::new(384), delay: Duration::from_millis(1500) })
+            as Arc<dyn Embedder>)
+    });
+    let s = AppState::open(c, loader).unwrap();
+    let first = {
+        let s = s.clone();
+        tokio::spawn(async move { call(&s, "POST", "/v1/route", Some(r#"{"task": "one"}"#)).await })
+    };
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let (second, v) = call(&s, "POST", "/v1/route", Some(r#"{"task": "two"}"#)).await;
+    assert_eq!(second, StatusCode::SERVICE_UNAVAILABLE, "{v}");
+    assert!(error_message(&v).contains("--max-concurrent"));
+    let (first, v) = first.await.unwrap();
+    assert_eq!(first, StatusCode::GATEWAY_TIMEOUT, "{v}");
+    assert!(error_message(&v).contains("request timeout"));
+    assert_eq!(call(&s, "GET", "/healthz", None).await.0, StatusCode::OK, "still serving");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_a_real_socket_a_slow_client_times_out_alone_and_shutdown_is_graceful() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut c = config();
+    c.limits.request_timeout = Duration::from_millis(300);
+    let s = state(c);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(switchyard_serve::serve(listener, s, async {
+        let _ = stopped.await;
+    }));
+
+    // A client that promises a body and never sends it.
+    let mut slow = tokio::net::TcpStream::connect(addr).await.unwrap();
+    slow.write_all(b"POST /v1/route HTTP/1.1\r\nhost: x\r\ncontent-length: 100\r\n\r\n{\"task\"")
+        .await
+        .unwrap();
+    // Meanwhile another client is answered.
+    let mut quick = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let body = r#"{"task": "run the tests"}"#;
+    quick
+        .write_all(
+            format!(
+                "POST /v1/route HTTP/1.1\r\nhost: x\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",
+                body.len()
+            )
+            .as_bytes(),
+        )
+        .await
+        .unwrap();
+    let mut answer = String::new();
+    quick.read_to_string(&mut answer).await.unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    // The slow one is cut off at the timeout with a clear status.
+    let mut cut = String::new();
+    tokio::time::timeout(Duration::from_secs(5), slow.read_to_string(&mut cut))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(cut.starts_with("HTTP/1.1 408"), "{cut}");
+    assert!(cut.contains("not received and answered"), "{cut}");
+
+    stop.send(()).unwrap();
+    tokio::time::timeout(Duration::from_secs(5), server).await.unwrap().unwrap().unwrap();
+}
