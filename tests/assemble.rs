@@ -340,8 +340,5 @@ fn a_memory_store_that_cannot_be_read_costs_the_untrusted_layer_not_the_prompt()
         out.diagnostics
     );
     assert!(out.prompt.contains(H_UNTRUSTED), "the layer is there, empty");
-    assert!(
-        out.prompt.ends_with("fix the flaky login test\n")
-            || out.prompt.contains("fix the flaky login test")
-    );
+    assert!(out.prompt.contains("fix the flaky login test"), "the task is still there");
 }
