@@ -44,6 +44,9 @@ enum Command {
     Memory(commands::MemoryArgs),
     /// Serve route, assemble, screen and memory over local HTTP (the model loads once).
     Serve(serve::ServeArgs),
+    /// An MCP server over stdio: `search_tools` (the catalog's best tools for a request, with
+    /// their schemas) and `screen`.
+    Mcp(serve::McpArgs),
     /// Measure quality on labelled data: tool retrieval, routing cases, injection screening.
     Eval(measure::EvalArgs),
     /// Measure latency per stage, cold start and peak memory over a fixed task set.
@@ -69,6 +72,7 @@ fn main() -> ExitCode {
         Command::Assemble(a) => commands::assemble(a),
         Command::Memory(a) => commands::memory(a),
         Command::Serve(a) => serve::serve(a),
+        Command::Mcp(a) => serve::mcp(a),
         Command::Eval(a) => measure::eval(a),
         Command::Bench(a) => measure::bench(a),
         Command::Fit(a) => measure::fit(a),

@@ -58,6 +58,60 @@ pub struct ServeArgs {
     pub workers: Option<usize>,
 }
 
+/// Arguments of `switchyard mcp`.
+#[derive(Args, Debug)]
+pub struct McpArgs {
+    /// The index file (reloaded when it is replaced).
+    #[arg(long, default_value = "switchyard.idx")]
+    pub index: PathBuf,
+    /// Model (default: the one recorded in the index).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// At most this many tools per search (a call's `limit` can only lower it).
+    #[arg(long, default_value_t = 5)]
+    pub max_tools: usize,
+    /// Time to answer one tool call, in milliseconds.
+    #[arg(long, default_value_t = 10_000)]
+    pub timeout_ms: u64,
+}
+
+fn loader() -> Result<switchyard_serve::ModelLoader> {
+    let options = embed_options()?;
+    // Not `load_model`: a long-running server frees a model a reload replaces.
+    Ok(Arc::new(move |name: &str| {
+        switchyard_embed::load_with(name, &options)
+            .map(|m| Arc::new(m) as Arc<dyn switchyard_embed::Embedder>)
+            .map_err(|e| e.to_string())
+    }))
+}
+
+/// `switchyard mcp`: stdout carries the protocol, so everything else goes to stderr.
+pub fn mcp(a: McpArgs) -> Result<()> {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .with_ansi(false)
+        .init();
+    let mut config = ServeConfig::new(&a.index);
+    // The router picks up to `max_tools` by score beside the mode's base tools; searches rank
+    // them all by score and keep the best `max_tools`.
+    config.assembler.router().max_results(a.max_tools).cache_size(1024);
+    config.model = a.model.clone();
+    config.limits.request_timeout = Duration::from_millis(a.timeout_ms.max(1));
+    let state = AppState::open(config, loader()?)
+        .with_context(|| format!("starting the MCP server on {}", a.index.display()))?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(async move {
+        switchyard_serve::serve_mcp(state, a.max_tools, (tokio::io::stdin(), tokio::io::stdout()))
+            .await
+    })?;
+    Ok(())
+}
+
 fn token(a: &ServeArgs) -> Result<Option<String>> {
     let token = match &a.token_file {
         Some(f) => Some(
@@ -114,13 +168,7 @@ pub fn serve(a: ServeArgs) -> Result<()> {
         max_concurrent: a.max_concurrent,
     };
     config.reload_every = (a.reload_every_ms > 0).then(|| Duration::from_millis(a.reload_every_ms));
-    let options = embed_options()?;
-    // Not `load_model`: a long-running server frees a model a reload replaces.
-    let loader: switchyard_serve::ModelLoader = Arc::new(move |name: &str| {
-        switchyard_embed::load_with(name, &options)
-            .map(|m| Arc::new(m) as Arc<dyn switchyard_embed::Embedder>)
-            .map_err(|e| e.to_string())
-    });
+    let loader = loader()?;
     let started = std::time::Instant::now();
     let state = AppState::open(config, loader)
         .with_context(|| format!("starting the server on {}", a.index.display()))?;

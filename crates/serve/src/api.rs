@@ -161,20 +161,29 @@ pub async fn screen(
     State(state): State<AppState>,
     JsonBody(req): JsonBody<ScreenRequest>,
 ) -> Result<Json<ScreenReport>, ApiError> {
-    if req.texts.is_empty() {
+    screen_texts(&state, req.texts).await.map(Json)
+}
+
+/// Screens untrusted texts as `memory add` would store them (cut into windows, embedded), on
+/// a blocking thread; shared by HTTP and MCP.
+pub(crate) async fn screen_texts(
+    state: &AppState,
+    texts: Vec<String>,
+) -> Result<ScreenReport, ApiError> {
+    if texts.is_empty() {
         return Err(ApiError::bad_request("field `texts` is empty; send the texts to screen"));
     }
-    if req.texts.len() > MAX_SCREEN_TEXTS {
+    if texts.len() > MAX_SCREEN_TEXTS {
         return Err(ApiError::bad_request(format!(
             "field `texts` has {} texts; send at most {MAX_SCREEN_TEXTS} per request",
-            req.texts.len()
+            texts.len()
         )));
     }
     let metrics = state.metrics_arc();
-    let report = state
+    state
         .run(move |engine| {
             let router = engine.assembler.router();
-            let refs: Vec<&str> = req.texts.iter().map(String::as_str).collect();
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
             let stored = switchyard_memory::embed_for_screening(
                 engine.model().as_ref(),
                 &refs,
@@ -182,8 +191,7 @@ pub async fn screen(
             )
             .map_err(|e| ApiError::internal(crate::error::error_chain(&e)))?;
             metrics.embedding_calls.inc_by(stored.iter().map(|e| 1 + e.pieces.len() as u64).sum());
-            let entries: Vec<ScreenEntry<'_>> = req
-                .texts
+            let entries: Vec<ScreenEntry<'_>> = texts
                 .iter()
                 .zip(&stored)
                 .map(|(t, e)| switchyard::screen_entry(t, &e.embedding, &e.pieces, true))
@@ -192,8 +200,7 @@ pub async fn screen(
             metrics.flagged_entries.inc_by(report.dropped_count as u64);
             Ok(report)
         })
-        .await?;
-    Ok(Json(report))
+        .await
 }
 
 /// `POST /v1/memory`: stores an entry, embedded once with the index's model.

@@ -1,4 +1,7 @@
-//! switchyard over local HTTP.
+//! switchyard over local HTTP, and as an MCP server.
+//!
+//! [`serve`] answers HTTP; [`serve_mcp`] answers MCP (over stdio for `switchyard mcp`) with two
+//! tools, `search_tools` and `screen`. Both run on one [`AppState`].
 //!
 //! One process loads the index and its model once; every request shares them. The embedding
 //! and the memory store run on blocking threads, never on the async ones, within a cap of
@@ -26,11 +29,13 @@ mod api;
 mod body;
 mod engine;
 mod error;
+mod mcp;
 mod metrics;
 mod state;
 
 pub use crate::engine::{Engine, FileStamp, ModelLoader};
 pub use crate::error::{ApiError, ServeError};
+pub use crate::mcp::{McpServer, serve_mcp};
 pub use crate::metrics::Metrics;
 pub use crate::state::{AppState, ReloadOutcome};
 
@@ -123,7 +128,17 @@ pub async fn serve(
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
-    let watcher = state.config().reload_every.map(|every| {
+    let watcher = spawn_reload_watcher(&state);
+    let served = axum::serve(listener, app(state)).with_graceful_shutdown(shutdown).await;
+    if let Some(w) = watcher {
+        w.abort();
+    }
+    served.map_err(|source| ServeError::Io { what: "serving HTTP".into(), source })
+}
+
+/// Checks the index file for a replacement every `reload_every`, on the current runtime.
+pub(crate) fn spawn_reload_watcher(state: &AppState) -> Option<tokio::task::JoinHandle<()>> {
+    state.config().reload_every.map(|every| {
         let state = state.clone();
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(every);
@@ -133,12 +148,7 @@ pub async fn serve(
                 state.reload_if_changed().await;
             }
         })
-    });
-    let served = axum::serve(listener, app(state)).with_graceful_shutdown(shutdown).await;
-    if let Some(w) = watcher {
-        w.abort();
-    }
-    served.map_err(|source| ServeError::Io { what: "serving HTTP".into(), source })
+    })
 }
 
 /// Refuses a request without the configured bearer token (compared in constant time).
