@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 use switchyard_embed::Embedder;
-use switchyard_router::{RouteOptions, RouterBuilder, ScreenEntry};
+use switchyard_router::{RouteOptions, RouterBuilder};
 
 /// Arguments of `switchyard embed`.
 #[derive(Args, Debug)]
@@ -267,18 +267,10 @@ pub fn screen(a: ScreenArgs) -> Result<()> {
     let mut builder = RouterBuilder::new(&a.index);
     builder.contrast_only(a.contrast);
     let (index, model) = open_with_model(&builder, a.model.as_deref())?;
-    let router = builder.build_from(index, Arc::clone(&model))?;
+    let router = builder.build_from(index, model)?;
     let refs: Vec<&str> = a.texts.iter().map(String::as_str).collect();
     // Cut and embedded exactly as `memory add` stores an entry.
-    let stored =
-        switchyard_memory::embed_for_screening(model.as_ref(), &refs, &router.prepare_config())?;
-    let entries: Vec<ScreenEntry<'_>> = a
-        .texts
-        .iter()
-        .zip(&stored)
-        .map(|(t, e)| switchyard::screen_entry(t, &e.embedding, &e.pieces, true))
-        .collect();
-    let report = router.screen(&entries)?;
+    let (report, _) = switchyard::screen_texts(&router, &refs)?;
     if a.json {
         return print_json(&report);
     }

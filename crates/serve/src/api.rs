@@ -11,7 +11,7 @@ use axum::response::IntoResponse;
 use serde::Deserialize;
 use std::path::PathBuf;
 use switchyard::{AssembleOptions, Assembly};
-use switchyard_router::{Decision, RouteOptions, ScreenEntry, ScreenReport};
+use switchyard_router::{Decision, RouteOptions, ScreenReport};
 
 /// At most this many texts per `/v1/screen` request (each is embedded window by window).
 pub const MAX_SCREEN_TEXTS: usize = 256;
@@ -182,21 +182,9 @@ pub(crate) async fn screen_texts(
     let metrics = state.metrics_arc();
     state
         .run(move |engine| {
-            let router = engine.assembler.router();
             let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-            let stored = switchyard_memory::embed_for_screening(
-                engine.model().as_ref(),
-                &refs,
-                &router.prepare_config(),
-            )
-            .map_err(|e| ApiError::internal(crate::error::error_chain(&e)))?;
-            metrics.embedding_calls.inc_by(stored.iter().map(|e| 1 + e.pieces.len() as u64).sum());
-            let entries: Vec<ScreenEntry<'_>> = texts
-                .iter()
-                .zip(&stored)
-                .map(|(t, e)| switchyard::screen_entry(t, &e.embedding, &e.pieces, true))
-                .collect();
-            let report = router.screen(&entries)?;
+            let (report, embedded) = switchyard::screen_texts(engine.assembler.router(), &refs)?;
+            metrics.embedding_calls.inc_by(embedded as u64);
             metrics.flagged_entries.inc_by(report.dropped_count as u64);
             Ok(report)
         })

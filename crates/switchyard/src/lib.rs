@@ -42,7 +42,7 @@ pub use crate::render::{
     CACHE_BOUNDARY, CLOSE_TAG, H_CONSTITUTION, H_RULES, H_RUNTIME, H_TASK, H_TOOLS, H_UNTRUSTED,
     OPEN_TAG, TokenCounter, neutralize,
 };
-pub use crate::screening::screen_entry;
+pub use crate::screening::{screen_entry, screen_texts};
 pub use switchyard_adapter as adapter;
 pub use switchyard_embed as embed;
 pub use switchyard_format as format;
