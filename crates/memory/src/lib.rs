@@ -150,6 +150,15 @@ pub struct Hit {
     pub score: f32,
 }
 
+/// What [`MemoryStore::search_with_excluded`] found.
+#[derive(Debug, Clone)]
+pub struct Search {
+    /// The reference entries, best first.
+    pub hits: Vec<Hit>,
+    /// Instruction-like entries that would have been among the best had they been allowed.
+    pub excluded: usize,
+}
+
 /// The SQLite-backed store. Entries are cached in memory and reloaded only when another
 /// connection changed the database (`PRAGMA data_version`), so searches do not re-read it.
 pub struct MemoryStore {
@@ -353,7 +362,8 @@ impl MemoryStore {
         }
     }
 
-    /// Embeds `text` once with `model` and stores it in one transaction. Returns the new id.
+    /// Embeds `text` once with `model` and stores it in one transaction. Returns the new id, or
+    /// the id of the entry of the same kind and text already stored (nothing is embedded then).
     pub fn add(
         &mut self,
         model: &dyn Embedder,
@@ -367,6 +377,20 @@ impl MemoryStore {
         }
         let info = model.info();
         self.check_model(info.fingerprint, &info.name)?;
+        // Idempotent: the same text of the same kind is stored once (it would otherwise take
+        // two of an assembly's memory slots); adding it again returns the entry it already is.
+        if let Some(id) = self
+            .conn
+            .query_row(
+                "SELECT id FROM entries WHERE kind = ?1 AND text = ?2 ORDER BY id LIMIT 1",
+                params![kind, text],
+                |r| r.get::<_, i64>(0),
+            )
+            .optional()
+            .map_err(|e| self.sql(e))?
+        {
+            return Ok(id);
+        }
         let EmbeddedEntry { embedding: v, pieces } =
             embed_for_screening(model, &[text], &self.prepare)
                 .map_err(|source| MemoryError::Embed { path: self.path.clone(), source })?
@@ -571,8 +595,8 @@ impl MemoryStore {
     }
 
     /// The `k` reference entries scoring at least `min` against `query` (a unit vector from the
-    /// store's model), best first, ties by id. Instruction-like kinds are excluded before
-    /// scoring. Refuses a query made by another model.
+    /// store's model), best first, ties by id. Instruction-like kinds are excluded. Refuses a
+    /// query made by another model.
     pub fn search(
         &mut self,
         query: &[f32],
@@ -580,6 +604,19 @@ impl MemoryStore {
         min: f32,
         k: usize,
     ) -> Result<Vec<Hit>> {
+        Ok(self.search_with_excluded(query, fingerprint, min, k)?.hits)
+    }
+
+    /// [`MemoryStore::search`], also counting the instruction-like entries that were kept
+    /// out: those that would have been among the `k` best had their kind been allowed (an
+    /// unrelated one is not counted).
+    pub fn search_with_excluded(
+        &mut self,
+        query: &[f32],
+        fingerprint: Fingerprint,
+        min: f32,
+        k: usize,
+    ) -> Result<Search> {
         if let Some(stored) = self.fingerprint()?
             && stored != fingerprint.to_hex()
         {
@@ -592,7 +629,7 @@ impl MemoryStore {
         }
         self.refresh()?;
         let mut hits: Vec<Hit> = Vec::new();
-        for e in self.cache.iter().filter(|e| !e.is_instruction_like()) {
+        for e in self.cache.iter() {
             if e.embedding.len() != query.len() {
                 return Err(MemoryError::Corrupt {
                     path: self.path.clone(),
@@ -610,8 +647,10 @@ impl MemoryStore {
             }
         }
         hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.entry.id.cmp(&b.entry.id)));
+        let excluded = hits.iter().take(k).filter(|h| h.entry.is_instruction_like()).count();
+        hits.retain(|h| !h.entry.is_instruction_like());
         hits.truncate(k);
-        Ok(hits)
+        Ok(Search { hits, excluded })
     }
 
     /// The number of instruction-like entries (never offered to tasks).

@@ -19,6 +19,12 @@ pub enum AssembleError {
     /// The memory store failed.
     #[error(transparent)]
     Memory(#[from] switchyard_memory::MemoryError),
+    /// The memory store could not be opened when the assembler was built.
+    #[error("{message}")]
+    MemoryUnavailable {
+        /// Why.
+        message: String,
+    },
     /// A setting is out of range.
     #[error("assembler config: {field}: {message}")]
     Config {
@@ -198,14 +204,16 @@ impl AssemblerBuilder {
         let counter = self.config.counter;
         let warm = std::thread::spawn(move || counter.count(""));
         let router = self.router.build_from(index, embedder)?;
-        let memory = match &self.config.memory {
-            Some(p) => {
-                let mut store = MemoryStore::open(p)?;
-                store.set_prepare(router.prepare_config());
-                Some(Mutex::new(store))
-            }
-            None => None,
-        };
+        // Fail-open: a store that cannot be opened (damaged, unreadable) costs the untrusted
+        // layer of every assembly, with a diagnostic, not the assembler.
+        let memory = self.config.memory.as_ref().map(|p| {
+            MemoryStore::open(p)
+                .map(|mut store| {
+                    store.set_prepare(router.prepare_config());
+                    Mutex::new(store)
+                })
+                .map_err(|e| e.to_string())
+        });
         // A panic there would panic again, with its message, at the first count.
         let _ = warm.join();
         Ok(Assembler {
@@ -352,7 +360,8 @@ pub struct Assembler {
     monolithic_stable: std::sync::OnceLock<usize>,
     /// Token counts of the texts that recur across assemblies.
     token_memo: TokenMemo,
-    memory: Option<Mutex<MemoryStore>>,
+    /// The store, or why it could not be opened.
+    memory: Option<std::result::Result<Mutex<MemoryStore>, String>>,
     prompts: PromptFiles,
     /// The last git context read, with what it was read for (see [`AssemblerBuilder::git_ttl`]).
     git: Mutex<Option<GitCacheEntry>>,
@@ -459,6 +468,9 @@ impl Assembler {
     ) -> Result<UntrustedPart> {
         let mut part = UntrustedPart::default();
         if let Some(store) = &self.memory {
+            let store = store
+                .as_ref()
+                .map_err(|message| AssembleError::MemoryUnavailable { message: message.clone() })?;
             let mut store = store.lock().map_err(|_| AssembleError::Config {
                 field: "memory",
                 message: "memory store lock poisoned".into(),
@@ -474,14 +486,23 @@ impl Assembler {
                 None => None,
             };
             if let Some(embedding) = embedding {
-                part.filtered += store.instruction_like_count()?;
                 let min = self.router.index().meta().thresholds.memory_min;
-                let hits = store.search(
+                let found = store.search_with_excluded(
                     &embedding,
                     self.router.embedder().fingerprint(),
                     min,
                     self.config.max_memories,
                 )?;
+                // Counted only when it would otherwise have taken a slot.
+                part.filtered += found.excluded;
+                // The same text stored twice (two kinds, or before adds were idempotent) is
+                // injected once: the best-scoring copy.
+                let mut seen = std::collections::HashSet::new();
+                let hits: Vec<_> = found
+                    .hits
+                    .into_iter()
+                    .filter(|h| seen.insert(crate::render::sha256(h.entry.text.trim())))
+                    .collect();
                 let entries: Vec<ScreenEntry<'_>> = hits
                     .iter()
                     .map(|h| {
@@ -649,14 +670,23 @@ impl Assembler {
             tools_text.push_str("(none needed)\n");
         }
 
+        // Values from outside (a directory name, a branch name) are printed on one line with
+        // no tags, so none can forge a heading or a wrapper in the trusted layer.
         let mut runtime = String::new();
         match &git {
-            Some(g) => {
-                runtime.push_str(&format!("git branch: {}\ngit changes: {}\n", g.branch, g.summary))
-            }
+            Some(g) => runtime.push_str(&format!(
+                "git branch: {}\ngit changes: {}\n",
+                neutralize(&g.branch),
+                neutralize(&g.summary)
+            )),
             None => runtime.push_str("git: not a repository\n"),
         }
-        runtime.push_str(&format!("cwd: {}\nos: {}\nmode: {}\n", env.cwd, env.os, decision.mode));
+        runtime.push_str(&format!(
+            "cwd: {}\nos: {}\nmode: {}\n",
+            neutralize(&env.cwd),
+            env.os,
+            decision.mode
+        ));
 
         // Stable part first so it is a cacheable prefix; see the crate docs for the order.
         let stable = [
