@@ -46,6 +46,10 @@ pub struct ServeArgs {
     /// Requests doing work at once; the others wait for a slot within their timeout.
     #[arg(long, default_value_t = 64)]
     pub max_concurrent: usize,
+    /// Answer from deterministic signals (keywords, hints, the default mode; fail-open, said in
+    /// `fallback_reason`) when embedding a task takes longer than this, in milliseconds (0: wait).
+    #[arg(long, default_value_t = 0)]
+    pub embed_budget_ms: u64,
     /// File holding the bearer token every request but /healthz must carry (or set
     /// SWITCHYARD_TOKEN).
     #[arg(long)]
@@ -159,6 +163,9 @@ pub fn serve(a: ServeArgs) -> Result<()> {
         .prompts_dir(prompts)
         .memory_db(a.memory.clone());
     config.assembler.router().cache_size(1024);
+    if a.embed_budget_ms > 0 {
+        config.assembler.router().embed_budget(Some(Duration::from_millis(a.embed_budget_ms)));
+    }
     config.model = a.model.clone();
     config.root = a.root.clone();
     config.token = token;

@@ -406,3 +406,21 @@ async fn over_a_real_socket_a_slow_client_times_out_alone_and_shutdown_is_gracef
     stop.send(()).unwrap();
     tokio::time::timeout(Duration::from_secs(5), server).await.unwrap().unwrap().unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_an_embedding_budget_a_slow_model_gets_a_deterministic_answer_not_a_timeout() {
+    let mut c = config();
+    c.limits.request_timeout = Duration::from_secs(5);
+    c.assembler.router().embed_budget(Some(Duration::from_millis(100)));
+    let loader: ModelLoader = Arc::new(|_: &str| {
+        Ok(Arc::new(Slow { inner: HashEmbedder::new(384), delay: Duration::from_millis(800) })
+            as Arc<dyn Embedder>)
+    });
+    let s = AppState::open(c, loader).unwrap();
+    let (status, d) =
+        call(&s, "POST", "/v1/route", Some(r#"{"task": "run the unit tests"}"#)).await;
+    assert_eq!(status, StatusCode::OK, "{d}");
+    assert!(d["fallback_reason"].is_string(), "{d}");
+    let metrics = call(&s, "GET", "/metrics", None).await.1;
+    assert!(metrics.as_str().unwrap().contains("switchyard_fallbacks_total 1"), "{metrics}");
+}
