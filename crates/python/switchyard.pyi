@@ -62,8 +62,15 @@ class Assembler:
         root: Optional[_Path] = None,
         interactive: bool = False,
         git_changes: Optional[bool] = None,
+        retry: Optional[str] = None,
+        continuation: Optional[str] = None,
+        tool_recovery: Optional[str] = None,
+        orchestration: Optional[str] = None,
+        context: Optional[str] = None,
+        now: bool = False,
     ) -> dict[str, Any]:
-        """The prompt and its full account, as `switchyard assemble --json` prints it."""
+        """The prompt and its full account, as `switchyard assemble --json` prints it; the
+        per-turn arguments fill the THIS TURN layer after the cache boundary."""
     def route(
         self,
         task: str,

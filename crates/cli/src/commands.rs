@@ -393,6 +393,24 @@ pub struct AssembleArgs {
     /// a git repository].
     #[arg(long)]
     pub git_changes: bool,
+    /// This turn: why the last attempt failed and what to do differently.
+    #[arg(long)]
+    pub retry: Option<String>,
+    /// This turn: where to pick up after an interrupted answer.
+    #[arg(long)]
+    pub continuation: Option<String>,
+    /// This turn: a tool that failed and what to use instead.
+    #[arg(long)]
+    pub tool_recovery: Option<String>,
+    /// This turn: the state of a multi-agent or multi-stage plan.
+    #[arg(long)]
+    pub orchestration: Option<String>,
+    /// This turn: anything else, for this turn only.
+    #[arg(long)]
+    pub turn_context: Option<String>,
+    /// Print the current UTC date and time in the prompt (off: the same input, the same bytes).
+    #[arg(long)]
+    pub now: bool,
     /// Print the full account as JSON.
     #[arg(long)]
     pub json: bool,
@@ -421,6 +439,14 @@ pub fn assemble(a: AssembleArgs) -> Result<()> {
         root: a.root.clone(),
         interactive: a.interactive,
         git_changes: a.git_changes.then_some(true),
+        turn: switchyard::TurnContext {
+            retry: a.retry.clone(),
+            continuation: a.continuation.clone(),
+            tool_recovery: a.tool_recovery.clone(),
+            orchestration: a.orchestration.clone(),
+            context: a.turn_context.clone(),
+            now: a.now,
+        },
     };
     let out = assembler.assemble(&a.task, &options)?;
     if a.repeat > 0 {

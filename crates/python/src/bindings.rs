@@ -175,7 +175,10 @@ impl PyAssembler {
     }
 
     /// The prompt for `task` and its full account, as `switchyard assemble --json` prints it.
-    #[pyo3(signature = (task, *, mode = None, root = None, interactive = false, git_changes = None))]
+    /// `retry`, `continuation`, `tool_recovery`, `orchestration`, `context` and `now` fill
+    /// this turn's layer after the cache boundary.
+    #[pyo3(signature = (task, *, mode = None, root = None, interactive = false, git_changes = None, retry = None, continuation = None, tool_recovery = None, orchestration = None, context = None, now = false))]
+    #[allow(clippy::too_many_arguments)] // Python keyword arguments
     fn assemble(
         &self,
         py: Python<'_>,
@@ -184,8 +187,22 @@ impl PyAssembler {
         root: Option<PathBuf>,
         interactive: bool,
         git_changes: Option<bool>,
+        retry: Option<String>,
+        continuation: Option<String>,
+        tool_recovery: Option<String>,
+        orchestration: Option<String>,
+        context: Option<String>,
+        now: bool,
     ) -> PyResult<Py<PyAny>> {
-        let options = AssembleOptions { mode, root, interactive, git_changes };
+        let turn = switchyard::TurnContext {
+            retry,
+            continuation,
+            tool_recovery,
+            orchestration,
+            context,
+            now,
+        };
+        let options = AssembleOptions { mode, root, interactive, git_changes, turn };
         let a = py.detach(|| self.assembler.assemble(&task, &options).map_err(fail))?;
         to_python(py, &a)
     }

@@ -51,6 +51,10 @@ pub struct AssembleRequest {
     /// Hint: uncommitted changes (default: detected from the root when it is a repository).
     #[serde(default)]
     pub git_changes: Option<bool>,
+    /// This turn's sections: `retry`, `continuation`, `tool_recovery`, `orchestration`,
+    /// `context`, `now`.
+    #[serde(default)]
+    pub turn: switchyard::TurnContext,
 }
 
 /// `POST /v1/screen`.
@@ -143,6 +147,7 @@ pub async fn assemble(
         root: req.root.or_else(|| state.default_root()),
         interactive: req.interactive,
         git_changes: req.git_changes,
+        turn: req.turn,
     };
     let metrics = state.metrics_arc();
     let assembly = state

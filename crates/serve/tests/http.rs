@@ -114,6 +114,22 @@ async fn assemble_answers_the_prompt_and_its_account() {
     assert!(prompt.contains(switchyard::CACHE_BOUNDARY));
     assert!(prompt.contains("fix the flaky login test"));
     assert_eq!(a["context"]["env"]["cwd"], "/", "the server's --root is the default root");
+    // This turn's sections go after the cache boundary; a misspelt one is named.
+    let (status, t) = call(
+        &s,
+        "POST",
+        "/v1/assemble",
+        Some(r#"{"task": "fix the flaky login test", "turn": {"retry": "keep the public API"}}"#),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{t}");
+    assert!(t["dynamic"].as_str().unwrap().contains("retry: keep the public API"));
+    assert_eq!(t["fingerprints"]["stable"], a["fingerprints"]["stable"]);
+    let (status, v) =
+        call(&s, "POST", "/v1/assemble", Some(r#"{"task": "fix it", "turn": {"retyr": "x"}}"#))
+            .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(error_message(&v).contains("unknown field `retyr`"), "{v}");
     // Same input, same bytes, over HTTP too.
     let again =
         call(&s, "POST", "/v1/assemble", Some(r#"{"task": "fix the flaky login test"}"#)).await;

@@ -49,6 +49,8 @@ pub struct LayerFractions {
     pub tools: f32,
     /// Runtime context.
     pub runtime: f32,
+    /// This turn's sections from the harness (retry, continuation, ...), when there are any.
+    pub turn: f32,
     /// Untrusted context.
     pub untrusted: f32,
     /// The task.
@@ -62,8 +64,9 @@ impl Default for LayerFractions {
             rules: 0.10,
             tools: 0.35,
             runtime: 0.05,
+            turn: 0.05,
             untrusted: 0.15,
-            task: 0.20,
+            task: 0.15,
         }
     }
 }
@@ -182,7 +185,7 @@ impl AssemblerBuilder {
         embedder: Arc<dyn Embedder>,
     ) -> Result<Assembler> {
         let f = &self.config.fractions;
-        let parts = [f.constitution, f.rules, f.tools, f.runtime, f.untrusted, f.task];
+        let parts = [f.constitution, f.rules, f.tools, f.runtime, f.turn, f.untrusted, f.task];
         if parts.iter().any(|x| !(0.0..=1.0).contains(x)) || parts.iter().sum::<f32>() > 1.0 + 1e-4
         {
             return Err(AssembleError::Config {
@@ -240,6 +243,80 @@ pub struct AssembleOptions {
     /// Hint: the repository has uncommitted changes. `None` detects it from `root` when
     /// `root` is given and is a git repository (no root given: no hint).
     pub git_changes: Option<bool>,
+    /// This turn's sections from the harness, after the cache boundary.
+    pub turn: TurnContext,
+}
+
+/// Per-turn text the harness supplies, rendered after the cache boundary in the trusted
+/// `THIS TURN` layer (omitted when empty), so the stable prefix and its fingerprint never change
+/// with it. Each value is printed on one line, neutralised like untrusted text, so it cannot
+/// forge a heading.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TurnContext {
+    /// Why the last attempt failed and what to do differently.
+    #[serde(default)]
+    pub retry: Option<String>,
+    /// Where to pick up after an interrupted answer.
+    #[serde(default)]
+    pub continuation: Option<String>,
+    /// A tool that failed and what to use instead.
+    #[serde(default)]
+    pub tool_recovery: Option<String>,
+    /// The state of a multi-agent or multi-stage plan.
+    #[serde(default)]
+    pub orchestration: Option<String>,
+    /// Anything else for this turn only.
+    #[serde(default)]
+    pub context: Option<String>,
+    /// Print the current UTC date and time (off by default: the same input gives the same bytes).
+    #[serde(default)]
+    pub now: bool,
+}
+
+impl TurnContext {
+    /// The layer's lines, or `None` when the harness gave nothing.
+    fn render(&self) -> Option<String> {
+        let mut out = String::new();
+        for (label, value) in [
+            ("retry", &self.retry),
+            ("continuation", &self.continuation),
+            ("tool recovery", &self.tool_recovery),
+            ("orchestration", &self.orchestration),
+            ("context", &self.context),
+        ] {
+            if let Some(v) = value.as_deref().map(str::trim).filter(|v| !v.is_empty()) {
+                out.push_str(&format!("{label}: {}\n", neutralize(v)));
+            }
+        }
+        if self.now {
+            out.push_str(&format!("now: {}\n", utc_now()));
+        }
+        (!out.is_empty()).then_some(out)
+    }
+}
+
+/// The current UTC time as `YYYY-MM-DDTHH:MM:SSZ` (civil-from-days, no calendar crate).
+fn utc_now() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3_600,
+        rem % 3_600 / 60,
+        rem % 60
+    )
 }
 
 /// Git state of the root.
@@ -695,12 +772,13 @@ impl Assembler {
             layer("tools", H_TOOLS, &tools_text, f.tools),
         ]
         .join("\n");
-        let dynamic = [
-            layer("runtime", H_RUNTIME, &runtime, f.runtime),
-            untrusted_layer.clone(),
-            layer("task", H_TASK, task, f.task),
-        ]
-        .join("\n");
+        let mut dynamic_layers = vec![layer("runtime", H_RUNTIME, &runtime, f.runtime)];
+        if let Some(turn) = options.turn.render() {
+            dynamic_layers.push(layer("turn", H_TURN, &turn, f.turn));
+        }
+        dynamic_layers.push(untrusted_layer.clone());
+        dynamic_layers.push(layer("task", H_TASK, task, f.task));
+        let dynamic = dynamic_layers.join("\n");
         layer_tokens.insert("untrusted".into(), counter.count(&untrusted_layer));
         if untrusted_body.1 {
             truncated.push("untrusted".into());
