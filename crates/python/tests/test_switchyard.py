@@ -53,6 +53,9 @@ def test_assemble_is_deterministic_and_shaped_as_the_json(index):
     for key in ("mode", "tools", "skills", "context", "metrics", "stable", "dynamic", "fingerprints", "toolSchemas", "decision"):
         assert key in first, key
     assert "<!-- switchyard:cache-boundary -->" in first["prompt"]
+    retried = a.assemble("fix the flaky login test", root="/", retry="the last patch broke the build")
+    assert "retry: the last patch broke the build" in retried["dynamic"]
+    assert retried["fingerprints"]["stable"] == first["fingerprints"]["stable"]
 
 
 def test_memory_round_trip_and_screened_assembly(index, tmp_path):
