@@ -467,3 +467,82 @@ fn this_turns_sections_change_the_dynamic_part_only() {
     assert_eq!(now.len(), "2026-11-24T07:10:00Z".len(), "{now}");
     assert!(now.starts_with("20") && now.ends_with('Z'), "{now}");
 }
+
+#[test]
+fn profiles_choose_the_layers() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = hash();
+    let (index, db) = setup(model.as_ref(), dir.path());
+    let a = assembler(&index, model, Some(db), None);
+    let task = "fix the flaky login test";
+    let with = |profile| AssembleOptions { profile, ..fixed_root() };
+    let full = a.assemble(task, &with(switchyard::Profile::Full)).unwrap();
+    assert!(full.prompt.contains(H_UNTRUSTED) && full.prompt.contains(switchyard::H_RUNTIME));
+
+    let minimal = a.assemble(task, &with(switchyard::Profile::Minimal)).unwrap();
+    let headings: Vec<&str> = minimal.prompt.lines().filter(|l| l.starts_with("# ")).collect();
+    assert_eq!(
+        headings,
+        [switchyard::H_CONSTITUTION, switchyard::H_RULES, H_TOOLS, switchyard::H_TASK],
+        "{}",
+        minimal.prompt
+    );
+    assert_eq!(minimal.stable, full.stable, "the same cacheable prefix");
+    assert!(minimal.context.memories.is_empty() && minimal.context.git.is_none());
+
+    let none = a.assemble(task, &with(switchyard::Profile::None)).unwrap();
+    assert_eq!(none.prompt, format!("{}\n{task}\n", switchyard::H_TASK));
+    assert!(none.stable.is_empty());
+    assert_eq!(none.tool_schemas.len(), full.tool_schemas.len(), "schemas still go to the API");
+}
+
+#[test]
+fn the_operators_identity_files_come_in_order_within_their_caps() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = hash();
+    let index = build(&default_catalog(), model.as_ref(), dir.path(), "d.idx");
+    let prompts = dir.path().join("prompts");
+    std::fs::create_dir(&prompts).unwrap();
+    std::fs::copy(default_catalog().join("constitution.md"), prompts.join("constitution.md"))
+        .unwrap();
+    std::fs::write(
+        prompts.join("USER.md"),
+        "The user is Ana, a platform engineer; answer briefly.",
+    )
+    .unwrap();
+    std::fs::write(prompts.join("SOUL.md"), "Careful, direct, never guesses.").unwrap();
+    std::fs::write(prompts.join("IDENTITY.md"), "word ".repeat(2000)).unwrap();
+    let mut b = AssemblerBuilder::new(&index);
+    b.prompts_dir(Some(prompts.clone())).bootstrap_budget(100, 1000);
+    let a = b.build(model).unwrap();
+    let out = a.assemble("fix the flaky login test", &fixed_root()).unwrap();
+    let at = |s: &str| out.stable.find(s).unwrap_or_else(|| panic!("no {s}"));
+    assert!(at(switchyard::H_CONSTITUTION) < at(switchyard::H_BOOTSTRAP));
+    assert!(at("## SOUL") < at("## IDENTITY") && at("## IDENTITY") < at("## USER"));
+    assert!(at(switchyard::H_BOOTSTRAP) < at(switchyard::H_RULES));
+    assert!(out.stable.contains("[... truncated"), "IDENTITY.md is cut with a marker");
+    assert!(
+        out.diagnostics.iter().any(|d| d.contains("IDENTITY.md: cut to 100 tokens")),
+        "{:?}",
+        out.diagnostics
+    );
+    assert!(out.metrics.layer_tokens["bootstrap"] <= 3 * 100 + 40);
+    assert!(out.metrics.estimated_tokens <= 4000);
+
+    std::fs::write(prompts.join("SOUL.md"), "  \n").unwrap();
+    std::fs::remove_file(prompts.join("USER.md")).unwrap();
+    let out = a.assemble("fix the flaky login test", &fixed_root()).unwrap();
+    assert!(!out.stable.contains("## SOUL") && !out.stable.contains("## USER"));
+    assert!(out.diagnostics.iter().any(|d| d.contains("SOUL.md: empty")), "{:?}", out.diagnostics);
+    assert!(
+        out.diagnostics.iter().any(|d| d.contains("USER.md: missing")),
+        "{:?}",
+        out.diagnostics
+    );
+
+    // A folder that uses none of them is not told about them.
+    let plain = assembler(&index, hash(), None, Some(default_catalog()));
+    let out = plain.assemble("fix the flaky login test", &fixed_root()).unwrap();
+    assert!(!out.prompt.contains(switchyard::H_BOOTSTRAP));
+    assert!(!out.diagnostics.iter().any(|d| d.contains(".md: missing")), "{:?}", out.diagnostics);
+}

@@ -68,6 +68,7 @@ class Assembler:
         orchestration: Optional[str] = None,
         context: Optional[str] = None,
         now: bool = False,
+        profile: str = "full",
     ) -> dict[str, Any]:
         """The prompt and its full account, as `switchyard assemble --json` prints it; the
         per-turn arguments fill the THIS TURN layer after the cache boundary."""

@@ -411,6 +411,9 @@ pub struct AssembleArgs {
     /// Print the current UTC date and time in the prompt (off: the same input, the same bytes).
     #[arg(long)]
     pub now: bool,
+    /// Layers: full (all), minimal (constitution, rules, tools, task), none (the task alone).
+    #[arg(long, default_value = "full")]
+    pub profile: switchyard::Profile,
     /// Print the full account as JSON.
     #[arg(long)]
     pub json: bool,
@@ -447,6 +450,7 @@ pub fn assemble(a: AssembleArgs) -> Result<()> {
             context: a.turn_context.clone(),
             now: a.now,
         },
+        profile: a.profile,
     };
     let out = assembler.assemble(&a.task, &options)?;
     if a.repeat > 0 {

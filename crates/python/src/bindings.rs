@@ -177,7 +177,7 @@ impl PyAssembler {
     /// The prompt for `task` and its full account, as `switchyard assemble --json` prints it.
     /// `retry`, `continuation`, `tool_recovery`, `orchestration`, `context` and `now` fill
     /// this turn's layer after the cache boundary.
-    #[pyo3(signature = (task, *, mode = None, root = None, interactive = false, git_changes = None, retry = None, continuation = None, tool_recovery = None, orchestration = None, context = None, now = false))]
+    #[pyo3(signature = (task, *, mode = None, root = None, interactive = false, git_changes = None, retry = None, continuation = None, tool_recovery = None, orchestration = None, context = None, now = false, profile = "full"))]
     #[allow(clippy::too_many_arguments)] // Python keyword arguments
     fn assemble(
         &self,
@@ -193,7 +193,9 @@ impl PyAssembler {
         orchestration: Option<String>,
         context: Option<String>,
         now: bool,
+        profile: &str,
     ) -> PyResult<Py<PyAny>> {
+        let profile: switchyard::Profile = profile.parse().map_err(PyValueError::new_err)?;
         let turn = switchyard::TurnContext {
             retry,
             continuation,
@@ -202,7 +204,7 @@ impl PyAssembler {
             context,
             now,
         };
-        let options = AssembleOptions { mode, root, interactive, git_changes, turn };
+        let options = AssembleOptions { mode, root, interactive, git_changes, turn, profile };
         let a = py.detach(|| self.assembler.assemble(&task, &options).map_err(fail))?;
         to_python(py, &a)
     }

@@ -55,6 +55,9 @@ pub struct AssembleRequest {
     /// `context`, `now`.
     #[serde(default)]
     pub turn: switchyard::TurnContext,
+    /// `full` (default), `minimal` or `none`.
+    #[serde(default)]
+    pub profile: switchyard::Profile,
 }
 
 /// `POST /v1/screen`.
@@ -148,6 +151,7 @@ pub async fn assemble(
         interactive: req.interactive,
         git_changes: req.git_changes,
         turn: req.turn,
+        profile: req.profile,
     };
     let metrics = state.metrics_arc();
     let assembly = state

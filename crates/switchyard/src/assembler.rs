@@ -80,6 +80,7 @@ struct AssemblerConfig {
     prompts: Option<PathBuf>,
     memory: Option<PathBuf>,
     git_ttl: std::time::Duration,
+    bootstrap: crate::prompts::BootstrapBudget,
 }
 
 /// Builds an [`Assembler`] from a router builder.
@@ -102,6 +103,7 @@ impl AssemblerBuilder {
                 prompts: None,
                 memory: None,
                 git_ttl: std::time::Duration::from_secs(2),
+                bootstrap: crate::prompts::BootstrapBudget::default(),
             },
         }
     }
@@ -147,6 +149,13 @@ impl AssemblerBuilder {
     /// Reading it costs two `git` processes, a few milliseconds, most of a warm assembly.
     pub fn git_ttl(&mut self, ttl: std::time::Duration) -> &mut Self {
         self.config.git_ttl = ttl;
+        self
+    }
+
+    /// Token caps of the operator's identity and user files (`SOUL.md`, `IDENTITY.md`,
+    /// `USER.md` in the prompts folder): each file, and all of them (default 500 and 1000).
+    pub fn bootstrap_budget(&mut self, per_file: usize, total: usize) -> &mut Self {
+        self.config.bootstrap = crate::prompts::BootstrapBudget { per_file, total };
         self
     }
 
@@ -245,6 +254,35 @@ pub struct AssembleOptions {
     pub git_changes: Option<bool>,
     /// This turn's sections from the harness, after the cache boundary.
     pub turn: TurnContext,
+    /// Which layers the prompt has.
+    pub profile: Profile,
+}
+
+/// Which layers a prompt has.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Profile {
+    /// Every layer: constitution, the operator's identity and user files, rules, tools and
+    /// skills, runtime, this turn, untrusted context, task.
+    #[default]
+    Full,
+    /// Constitution, rules, tools and skills, task: no identity files, runtime, turn or
+    /// memory (nothing is read besides the prompt files).
+    Minimal,
+    /// The task alone (the tool schemas are still in the account, for the provider's API).
+    None,
+}
+
+impl std::str::FromStr for Profile {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "full" => Ok(Self::Full),
+            "minimal" => Ok(Self::Minimal),
+            "none" => Ok(Self::None),
+            other => Err(format!("profile {other:?}: use full, minimal or none")),
+        }
+    }
 }
 
 /// Per-turn text the harness supplies, rendered after the cache boundary in the trusted
@@ -632,8 +670,9 @@ impl Assembler {
 
         let tr = Instant::now();
         // Pending changes are a mode hint; read from the root only when the caller named one.
+        let full = options.profile == Profile::Full;
         let git_changes = options.git_changes.unwrap_or_else(|| {
-            options.root.is_some()
+            full && options.root.is_some()
                 && self.cached_git_context(&root).is_some_and(|g| g.summary != "clean")
         });
         let route_opts = RouteOptions {
@@ -648,7 +687,7 @@ impl Assembler {
         let route_ms = ms(tr);
 
         let trt = Instant::now();
-        let git = if decision.chitchat { None } else { self.cached_git_context(&root) };
+        let git = if decision.chitchat || !full { None } else { self.cached_git_context(&root) };
         let env =
             EnvContext { cwd: root.display().to_string(), os: std::env::consts::OS.to_string() };
         let runtime_ms = ms(trt);
@@ -656,7 +695,7 @@ impl Assembler {
         // Untrusted context: semantic search with the task's one embedding, instruction-like
         // kinds excluded before scoring, then injection screening of the survivors.
         let tm = Instant::now();
-        let untrusted = if decision.chitchat {
+        let untrusted = if decision.chitchat || !full {
             UntrustedPart::default()
         } else {
             // Fail-open: a store that cannot be read (locked, damaged, another model's) costs
@@ -675,7 +714,15 @@ impl Assembler {
         let trd = Instant::now();
         let meta = self.router.index().meta();
         let counter = self.config.counter;
-        let budget = self.config.budget as f32;
+        // The operator's identity and user files come first, within their own caps; the layer
+        // shares apply to what they leave, so the prompt stays within the budget.
+        let bootstrap = if full {
+            self.prompts.bootstrap(counter, &self.config.bootstrap, &mut diagnostics)
+        } else {
+            None
+        };
+        let bootstrap_tokens = bootstrap.as_ref().map_or(0, |b| counter.count(b));
+        let budget = self.config.budget.saturating_sub(bootstrap_tokens) as f32;
         let f = &self.config.fractions;
         // The untrusted layer is truncated inside the tags so the closing tag always survives.
         let untrusted_body = {
@@ -695,6 +742,10 @@ impl Assembler {
         let untrusted_layer = format!("{H_UNTRUSTED}\n{}\n", untrusted_body.0);
         let mut layer_tokens = BTreeMap::new();
         let mut truncated = Vec::new();
+        let bootstrap_layer = bootstrap.as_ref().map(|b| format!("{H_BOOTSTRAP}\n{b}\n"));
+        if let Some(text) = &bootstrap_layer {
+            layer_tokens.insert("bootstrap".to_string(), self.token_memo.count(counter, text));
+        }
         // Stable layers recur from one assembly to the next, so their counts are remembered;
         // the dynamic ones (the task is new each time) are counted afresh.
         let memo = &self.token_memo;
@@ -766,24 +817,43 @@ impl Assembler {
         ));
 
         // Stable part first so it is a cacheable prefix; see the crate docs for the order.
-        let stable = [
-            layer("constitution", H_CONSTITUTION, &constitution, f.constitution),
-            layer("rules", H_RULES, &rules, f.rules),
-            layer("tools", H_TOOLS, &tools_text, f.tools),
-        ]
-        .join("\n");
-        let mut dynamic_layers = vec![layer("runtime", H_RUNTIME, &runtime, f.runtime)];
-        if let Some(turn) = options.turn.render() {
-            dynamic_layers.push(layer("turn", H_TURN, &turn, f.turn));
+        let mut stable_layers = Vec::new();
+        if options.profile != Profile::None {
+            stable_layers.push(layer(
+                "constitution",
+                H_CONSTITUTION,
+                &constitution,
+                f.constitution,
+            ));
+            if let Some(text) = &bootstrap_layer {
+                stable_layers.push(text.clone());
+            }
+            stable_layers.push(layer("rules", H_RULES, &rules, f.rules));
+            stable_layers.push(layer("tools", H_TOOLS, &tools_text, f.tools));
         }
-        dynamic_layers.push(untrusted_layer.clone());
+        let stable = stable_layers.join("\n");
+        let mut dynamic_layers = Vec::new();
+        if full {
+            dynamic_layers.push(layer("runtime", H_RUNTIME, &runtime, f.runtime));
+            if let Some(turn) = options.turn.render() {
+                dynamic_layers.push(layer("turn", H_TURN, &turn, f.turn));
+            }
+            dynamic_layers.push(untrusted_layer.clone());
+        }
         dynamic_layers.push(layer("task", H_TASK, task, f.task));
         let dynamic = dynamic_layers.join("\n");
-        layer_tokens.insert("untrusted".into(), counter.count(&untrusted_layer));
-        if untrusted_body.1 {
-            truncated.push("untrusted".into());
+        if full {
+            layer_tokens.insert("untrusted".into(), counter.count(&untrusted_layer));
+            if untrusted_body.1 {
+                truncated.push("untrusted".into());
+            }
         }
-        let head = format!("{stable}\n{CACHE_BOUNDARY}\n\n");
+        // Without a stable part (profile `none`) there is no prefix to mark.
+        let head = if stable.is_empty() {
+            String::new()
+        } else {
+            format!("{stable}\n{CACHE_BOUNDARY}\n\n")
+        };
         let prompt = format!("{head}{dynamic}");
         // The dynamic half starts with a heading after a blank line, so no token spans the two
         // halves and the prompt's count is the sum of theirs (tested): the head's is remembered.

@@ -7,6 +7,7 @@
 //!
 //! ```text
 //! # CONSTITUTION (IMMUTABLE)          \
+//! # IDENTITY AND USER (FROM THE OPERATOR, TRUSTED)   (SOUL.md, IDENTITY.md, USER.md, if any)
 //! # RULES                              > stable part: cacheable prefix
 //! # TOOLS & SKILLS                    /
 //! <!-- switchyard:cache-boundary -->
@@ -36,13 +37,13 @@
 
 pub use crate::assembler::{
     AssembleError, AssembleOptions, Assembler, AssemblerBuilder, Assembly, AssemblyMetrics,
-    AssemblyTimings, Context, EnvContext, Fingerprints, GitContext, LayerFractions, TurnContext,
-    git_context,
+    AssemblyTimings, Context, EnvContext, Fingerprints, GitContext, LayerFractions, Profile,
+    TurnContext, git_context,
 };
 pub use crate::prompts::{DEFAULT_CONSTITUTION, DEFAULT_RULES};
 pub use crate::render::{
-    CACHE_BOUNDARY, CLOSE_TAG, H_CONSTITUTION, H_RULES, H_RUNTIME, H_TASK, H_TOOLS, H_TURN,
-    H_UNTRUSTED, OPEN_TAG, TokenCounter, neutralize,
+    CACHE_BOUNDARY, CLOSE_TAG, H_BOOTSTRAP, H_CONSTITUTION, H_RULES, H_RUNTIME, H_TASK, H_TOOLS,
+    H_TURN, H_UNTRUSTED, OPEN_TAG, TokenCounter, neutralize,
 };
 pub use crate::screening::{screen_entry, screen_texts};
 pub use switchyard_adapter as adapter;

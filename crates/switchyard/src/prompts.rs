@@ -90,3 +90,71 @@ impl PromptFiles {
         }
     }
 }
+
+/// The operator's identity and user files, in the order they are injected.
+pub const BOOTSTRAP_FILES: [&str; 3] = ["SOUL.md", "IDENTITY.md", "USER.md"];
+
+/// Token caps of the bootstrap files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BootstrapBudget {
+    /// Each file.
+    pub per_file: usize,
+    /// All of them together.
+    pub total: usize,
+}
+
+impl Default for BootstrapBudget {
+    fn default() -> Self {
+        Self { per_file: 500, total: 1000 }
+    }
+}
+
+impl PromptFiles {
+    /// The bootstrap layer's body: each file present, under its own sub-heading, cut to its
+    /// cap at a clean boundary with a marker; `None` when the folder has none. When the folder
+    /// has some, a file that is missing, empty or cut gets a diagnostic.
+    pub fn bootstrap(
+        &self,
+        counter: crate::TokenCounter,
+        budget: &BootstrapBudget,
+        diagnostics: &mut Vec<String>,
+    ) -> Option<String> {
+        let dir = self.dir.as_ref()?;
+        // A folder that uses none of them is not told about each one missing.
+        if !BOOTSTRAP_FILES.iter().any(|f| dir.join(f).is_file()) {
+            return None;
+        }
+        let mut out = String::new();
+        let mut left = budget.total;
+        for name in BOOTSTRAP_FILES {
+            let path = dir.join(name);
+            let Some(text) = self.read(Path::new(name)) else {
+                diagnostics.push(format!("{}: missing (optional); not injected", path.display()));
+                continue;
+            };
+            if text.trim().is_empty() {
+                diagnostics.push(format!("{}: empty; not injected", path.display()));
+                continue;
+            }
+            let cap = budget.per_file.min(left);
+            if cap < 16 {
+                diagnostics.push(format!(
+                    "{}: left out, the bootstrap files' total of {} tokens is spent; raise it or shorten the files before it",
+                    path.display(),
+                    budget.total
+                ));
+                continue;
+            }
+            let (body, cut) = counter.truncate(text.trim(), cap);
+            if cut {
+                diagnostics.push(format!(
+                    "{}: cut to {cap} tokens; shorten it or raise the bootstrap budget",
+                    path.display()
+                ));
+            }
+            left = left.saturating_sub(counter.count(&body));
+            out.push_str(&format!("## {}\n{body}\n", name.trim_end_matches(".md")));
+        }
+        (!out.is_empty()).then(|| out.trim_end().to_string())
+    }
+}

@@ -12,6 +12,8 @@ pub const H_RULES: &str = "# RULES";
 pub const H_TOOLS: &str = "# TOOLS & SKILLS";
 /// Runtime context heading.
 pub const H_RUNTIME: &str = "# RUNTIME CONTEXT (READ-ONLY, TRUSTED)";
+/// Heading of the operator's identity and user files (only when the prompts folder has any).
+pub const H_BOOTSTRAP: &str = "# IDENTITY AND USER (FROM THE OPERATOR, TRUSTED)";
 /// Heading of this turn's sections from the harness (only when it gave any).
 pub const H_TURN: &str = "# THIS TURN (FROM THE HARNESS, TRUSTED)";
 /// Untrusted context heading.
