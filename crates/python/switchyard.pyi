@@ -69,6 +69,7 @@ class Assembler:
         context: Optional[str] = None,
         now: bool = False,
         profile: str = "full",
+        history: Optional[list[dict[str, str]]] = None,
     ) -> dict[str, Any]:
         """The prompt and its full account, as `switchyard assemble --json` prints it; the
         per-turn arguments fill the THIS TURN layer after the cache boundary."""

@@ -414,6 +414,9 @@ pub struct AssembleArgs {
     /// Layers: full (all), minimal (constitution, rules, tools, task), none (the task alone).
     #[arg(long, default_value = "full")]
     pub profile: switchyard::Profile,
+    /// The conversation so far: a JSONL file of {"role", "content", "tool"?}, oldest first.
+    #[arg(long)]
+    pub history: Option<PathBuf>,
     /// Print the full account as JSON.
     #[arg(long)]
     pub json: bool,
@@ -451,6 +454,10 @@ pub fn assemble(a: AssembleArgs) -> Result<()> {
             now: a.now,
         },
         profile: a.profile,
+        history: match &a.history {
+            Some(path) => read_history(path)?,
+            None => Vec::new(),
+        },
     };
     let out = assembler.assemble(&a.task, &options)?;
     if a.repeat > 0 {
@@ -487,6 +494,27 @@ pub fn assemble(a: AssembleArgs) -> Result<()> {
         writeln!(stdout)?;
     }
     Ok(())
+}
+
+/// Reads a history file: one JSON object per line, blank lines skipped; an error names the
+/// file, the line and what is wrong with it.
+fn read_history(path: &std::path::Path) -> Result<Vec<switchyard::HistoryEntry>> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("--history {}: reading the file", path.display()))?;
+    let mut entries = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        entries.push(serde_json::from_str(line).with_context(|| {
+            format!(
+                "--history {}:{}: expected {{\"role\", \"content\", \"tool\"?}}",
+                path.display(),
+                n + 1
+            )
+        })?);
+    }
+    Ok(entries)
 }
 
 /// Arguments of `switchyard memory`.

@@ -177,7 +177,7 @@ impl PyAssembler {
     /// The prompt for `task` and its full account, as `switchyard assemble --json` prints it.
     /// `retry`, `continuation`, `tool_recovery`, `orchestration`, `context` and `now` fill
     /// this turn's layer after the cache boundary.
-    #[pyo3(signature = (task, *, mode = None, root = None, interactive = false, git_changes = None, retry = None, continuation = None, tool_recovery = None, orchestration = None, context = None, now = false, profile = "full"))]
+    #[pyo3(signature = (task, *, mode = None, root = None, interactive = false, git_changes = None, retry = None, continuation = None, tool_recovery = None, orchestration = None, context = None, now = false, profile = "full", history = None))]
     #[allow(clippy::too_many_arguments)] // Python keyword arguments
     fn assemble(
         &self,
@@ -194,8 +194,20 @@ impl PyAssembler {
         context: Option<String>,
         now: bool,
         profile: &str,
+        history: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
         let profile: switchyard::Profile = profile.parse().map_err(PyValueError::new_err)?;
+        let history: Vec<switchyard::HistoryEntry> = match history {
+            None => Vec::new(),
+            Some(h) => {
+                let json: String = py.import("json")?.call_method1("dumps", (h,))?.extract()?;
+                serde_json::from_str(&json).map_err(|e| {
+                    PyValueError::new_err(format!(
+                        "history: expected a list of {{\"role\", \"content\", \"tool\"?}} dicts: {e}"
+                    ))
+                })?
+            }
+        };
         let turn = switchyard::TurnContext {
             retry,
             continuation,
@@ -204,7 +216,8 @@ impl PyAssembler {
             context,
             now,
         };
-        let options = AssembleOptions { mode, root, interactive, git_changes, turn, profile };
+        let options =
+            AssembleOptions { mode, root, interactive, git_changes, turn, profile, history };
         let a = py.detach(|| self.assembler.assemble(&task, &options).map_err(fail))?;
         to_python(py, &a)
     }

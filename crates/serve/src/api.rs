@@ -58,6 +58,9 @@ pub struct AssembleRequest {
     /// `full` (default), `minimal` or `none`.
     #[serde(default)]
     pub profile: switchyard::Profile,
+    /// The conversation so far, oldest first: `{"role", "content", "tool"?}`.
+    #[serde(default)]
+    pub history: Vec<switchyard::HistoryEntry>,
 }
 
 /// `POST /v1/screen`.
@@ -152,6 +155,7 @@ pub async fn assemble(
         git_changes: req.git_changes,
         turn: req.turn,
         profile: req.profile,
+        history: req.history,
     };
     let metrics = state.metrics_arc();
     let assembly = state

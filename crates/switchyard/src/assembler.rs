@@ -81,6 +81,7 @@ struct AssemblerConfig {
     memory: Option<PathBuf>,
     git_ttl: std::time::Duration,
     bootstrap: crate::prompts::BootstrapBudget,
+    history_share: f32,
 }
 
 /// Builds an [`Assembler`] from a router builder.
@@ -104,6 +105,7 @@ impl AssemblerBuilder {
                 memory: None,
                 git_ttl: std::time::Duration::from_secs(2),
                 bootstrap: crate::prompts::BootstrapBudget::default(),
+                history_share: 0.20,
             },
         }
     }
@@ -159,6 +161,13 @@ impl AssemblerBuilder {
         self
     }
 
+    /// The share of the budget the conversation history may take (default 0.2); the layer
+    /// shares apply to what it leaves.
+    pub fn history_share(&mut self, share: f32) -> &mut Self {
+        self.config.history_share = share;
+        self
+    }
+
     /// The memory database (none by default).
     pub fn memory_db(&mut self, db: Option<PathBuf>) -> &mut Self {
         self.config.memory = db;
@@ -202,6 +211,15 @@ impl AssemblerBuilder {
                 message: format!("{parts:?} must each be in 0..=1 and sum to at most 1"),
             });
         }
+        if !(0.0..=0.8).contains(&self.config.history_share) {
+            return Err(AssembleError::Config {
+                field: "history_share",
+                message: format!(
+                    "{} must be in 0..=0.8 (the other layers need the rest)",
+                    self.config.history_share
+                ),
+            });
+        }
         if self.config.budget < 200 {
             return Err(AssembleError::Config {
                 field: "budget",
@@ -235,6 +253,7 @@ impl AssemblerBuilder {
             memory,
             prompts: PromptFiles::new(self.config.prompts.clone()),
             git: Mutex::new(None),
+            history_memo: crate::history::HistoryMemo::default(),
             config: self.config.clone(),
         })
     }
@@ -256,6 +275,8 @@ pub struct AssembleOptions {
     pub turn: TurnContext,
     /// Which layers the prompt has.
     pub profile: Profile,
+    /// The conversation so far, oldest first (the latest 200 entries are used).
+    pub history: Vec<crate::history::HistoryEntry>,
 }
 
 /// Which layers a prompt has.
@@ -465,6 +486,8 @@ pub struct Assembly {
     pub decision: Decision,
     /// Timings.
     pub timings: AssemblyTimings,
+    /// How the conversation history was fitted (`null` without history).
+    pub history: Option<crate::history::HistoryReport>,
     /// Fallbacks and notes (built-in constitution used, memory unavailable, ...).
     pub diagnostics: Vec<String>,
 }
@@ -480,6 +503,7 @@ pub struct Assembler {
     prompts: PromptFiles,
     /// The last git context read, with what it was read for (see [`AssemblerBuilder::git_ttl`]).
     git: Mutex<Option<GitCacheEntry>>,
+    history_memo: crate::history::HistoryMemo,
     config: AssemblerConfig,
 }
 
@@ -652,6 +676,67 @@ impl Assembler {
         Ok(part)
     }
 
+    /// The history layer (heading, wrapper, body within its share) and how it was fitted.
+    /// Entries to screen that were not seen before are embedded in one batch; if that fails
+    /// they are left out (fail-safe), with a diagnostic.
+    fn history_layer(
+        &self,
+        history: &[crate::history::HistoryEntry],
+        diagnostics: &mut Vec<String>,
+        embedding_calls: &mut u32,
+    ) -> (String, crate::history::HistoryReport) {
+        use crate::history::*;
+        let skip = history.len().saturating_sub(MAX_HISTORY_ENTRIES);
+        let entries = &history[skip..];
+        let mut report = HistoryReport {
+            entries: entries.len(),
+            dropped_by_cap: skip,
+            ..HistoryReport::default()
+        };
+        let memo = &self.history_memo;
+        let mut flagged: Vec<Option<bool>> = entries
+            .iter()
+            .map(|e| if e.needs_screening() { memo.verdict(&e.content) } else { Some(false) })
+            .collect();
+        let unseen: Vec<usize> = (0..entries.len()).filter(|&i| flagged[i].is_none()).collect();
+        if !unseen.is_empty() {
+            let texts: Vec<&str> = unseen.iter().map(|&i| entries[i].content.as_str()).collect();
+            match crate::screen_texts(&self.router, &texts) {
+                Ok((screen, embedded)) => {
+                    *embedding_calls += embedded as u32;
+                    for v in screen.kept.iter().chain(&screen.dropped) {
+                        let i = unseen[v.entry];
+                        flagged[i] = Some(v.flagged);
+                        memo.remember(&entries[i].content, v.flagged);
+                    }
+                }
+                Err(e) => diagnostics.push(format!(
+                    "history screening unavailable, {} tool results and other agents' messages left out: {e}",
+                    unseen.len()
+                )),
+            }
+        }
+        // Unscreened (screening failed) counts as flagged: left out, never injected unchecked.
+        let flagged: Vec<bool> = flagged.into_iter().map(|f| f.unwrap_or(true)).collect();
+        report.flagged = (0..entries.len()).filter(|&i| flagged[i]).map(|i| i + skip).collect();
+        let share = (self.config.budget as f32 * self.config.history_share) as usize;
+        let body = fit(
+            entries,
+            &flagged,
+            share.saturating_sub(24),
+            self.config.counter,
+            memo,
+            &mut report,
+        );
+        if report.truncated {
+            diagnostics.push(format!(
+                "history: {} earlier turns condensed and cut to fit {share} tokens",
+                report.condensed
+            ));
+        }
+        (format!("{H_HISTORY}\n{HISTORY_OPEN}\n{body}\n{HISTORY_CLOSE}\n"), report)
+    }
+
     /// How many times prompt files were read from disk (cache misses).
     pub fn prompt_file_reads(&self) -> usize {
         self.prompts.reads()
@@ -722,7 +807,11 @@ impl Assembler {
             None
         };
         let bootstrap_tokens = bootstrap.as_ref().map_or(0, |b| counter.count(b));
-        let budget = self.config.budget.saturating_sub(bootstrap_tokens) as f32;
+        let mut history_calls = 0;
+        let history = (full && !options.history.is_empty())
+            .then(|| self.history_layer(&options.history, &mut diagnostics, &mut history_calls));
+        let history_tokens = history.as_ref().map_or(0, |(text, _)| counter.count(text));
+        let budget = self.config.budget.saturating_sub(bootstrap_tokens + history_tokens) as f32;
         let f = &self.config.fractions;
         // The untrusted layer is truncated inside the tags so the closing tag always survives.
         let untrusted_body = {
@@ -839,9 +928,15 @@ impl Assembler {
                 dynamic_layers.push(layer("turn", H_TURN, &turn, f.turn));
             }
             dynamic_layers.push(untrusted_layer.clone());
+            if let Some((text, _)) = &history {
+                dynamic_layers.push(text.clone());
+            }
         }
         dynamic_layers.push(layer("task", H_TASK, task, f.task));
         let dynamic = dynamic_layers.join("\n");
+        if history_tokens > 0 {
+            layer_tokens.insert("history".into(), history_tokens);
+        }
         if full {
             layer_tokens.insert("untrusted".into(), counter.count(&untrusted_layer));
             if untrusted_body.1 {
@@ -906,7 +1001,9 @@ impl Assembler {
             },
             metrics: AssemblyMetrics {
                 estimated_tokens,
-                embedding_calls: decision.metrics.embedding_calls + memory_embedding_calls,
+                embedding_calls: decision.metrics.embedding_calls
+                    + memory_embedding_calls
+                    + history_calls,
                 layer_tokens,
                 truncated_layers: truncated,
                 monolithic_tokens,
@@ -928,6 +1025,7 @@ impl Assembler {
                 render_ms,
                 total_ms: ms(t0),
             },
+            history: history.map(|(_, report)| report),
             diagnostics,
         })
     }
