@@ -56,6 +56,15 @@ def test_assemble_is_deterministic_and_shaped_as_the_json(index):
     retried = a.assemble("fix the flaky login test", root="/", retry="the last patch broke the build")
     assert "retry: the last patch broke the build" in retried["dynamic"]
     assert retried["fingerprints"]["stable"] == first["fingerprints"]["stable"]
+    talked = a.assemble("fix the flaky login test", root="/", history=[
+        {"role": "user", "content": "The login test fails on CI only."},
+        {"role": "tool", "tool": "run_tests", "content": "1 failed: test_login"},
+    ])
+    assert "- [user] The login test fails on CI only." in talked["prompt"]
+    assert talked["history"]["verbatim"] == 2
+    with pytest.raises(ValueError, match="history"):
+        a.assemble("fix it", history=[{"role": "user", "text": "wrong key"}])
+    assert a.assemble("fix it", profile="none")["prompt"] == "# TASK\nfix it\n"
 
 
 def test_memory_round_trip_and_screened_assembly(index, tmp_path):
