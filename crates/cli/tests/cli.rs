@@ -239,8 +239,12 @@ fn embed_reports_where_the_load_went() {
     let step = |k: &str| v["load"][k].as_f64().unwrap_or_else(|| panic!("load.{k} in {v}"));
     let parts = ["resolve_ms", "weights_ms", "pack_ms", "tokenizer_ms"].map(step);
     assert!(parts.iter().all(|&x| x >= 0.0), "{parts:?}");
-    let sum: f64 = parts.iter().sum();
-    assert!((sum - step("total_ms")).abs() < 1.0, "the steps add up to the load: {v}");
+    // The tokenizer parses on its own thread while the weights are read and packed: the load
+    // takes at least the longer of the two branches and at most all of it in a row.
+    let [_, weights, pack, tokenizer] = parts;
+    let total = step("total_ms");
+    assert!(total >= (weights + pack).max(tokenizer) - 1.0, "the load outlasts each branch: {v}");
+    assert!(total <= weights + pack + tokenizer + 1.0, "no time goes unaccounted: {v}");
     assert!(v["weights"].as_str().is_some_and(|w| !w.is_empty() && w != "none"), "{v}");
 }
 
