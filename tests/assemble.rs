@@ -653,3 +653,54 @@ fn a_hostile_history_entry_is_screened_out_and_cannot_forge_the_wrapper() {
     assert_eq!(out.prompt.matches(switchyard::HISTORY_CLOSE).count(), 1);
     assert_eq!(out.prompt.lines().filter(|l| *l == switchyard::H_TASK).count(), 1);
 }
+
+#[test]
+fn each_assembly_appends_one_trace_line_and_old_lines_are_pruned() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = hash();
+    let (index, db) = setup(model.as_ref(), dir.path());
+    let log = dir.path().join("trace.jsonl");
+    // A line from a month ago and a damaged line, left by an earlier run.
+    let old = switchyard::TraceRecord {
+        ts: 1_000,
+        session: None,
+        mode: "plan".into(),
+        mode_source: "default".into(),
+        profile: "full".into(),
+        layer_tokens: Default::default(),
+        truncated: vec![],
+        ms: Default::default(),
+        embedding_calls: 0,
+        fallback: None,
+        memory_flagged: 0,
+        memory_excluded: 0,
+        history_flagged: 0,
+        fingerprints: Default::default(),
+        diagnostics: vec![],
+    };
+    std::fs::write(&log, format!("{}\nnot json\n", serde_json::to_string(&old).unwrap())).unwrap();
+    let mut b = AssemblerBuilder::new(&index);
+    b.memory_db(Some(db)).trace_log(Some(switchyard::TraceLog::new(&log)));
+    let a = b.build(model).unwrap();
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "", "pruned on open");
+    for (task, session) in [("fix the flaky login test", "s1"), ("plan the auth refactor", "s2")] {
+        let options = AssembleOptions { session: Some(session.into()), ..fixed_root() };
+        let out = a.assemble(task, &options).unwrap();
+        assert!(
+            !out.diagnostics.iter().any(|d| d.starts_with("trace log")),
+            "{:?}",
+            out.diagnostics
+        );
+    }
+    let lines: Vec<switchyard::TraceRecord> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0].session.as_deref(), Some("s1"));
+    assert!(lines[0].ms["total"] > 0.0 && lines[0].layer_tokens["task"] > 0);
+    let stats = switchyard::trace_stats(&log).unwrap();
+    assert_eq!((stats.assemblies, stats.sessions), (2, 2));
+    assert!(stats.stage_ms.contains_key("route"));
+}

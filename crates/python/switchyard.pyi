@@ -53,6 +53,7 @@ class Assembler:
         budget: int = 4000,
         tokenizer: str = "cl100k",
         model: Optional[str] = None,
+        trace: Optional[_Path] = None,
     ) -> None: ...
     def assemble(
         self,
@@ -70,6 +71,7 @@ class Assembler:
         now: bool = False,
         profile: str = "full",
         history: Optional[list[dict[str, str]]] = None,
+        session: Optional[str] = None,
     ) -> dict[str, Any]:
         """The prompt and its full account, as `switchyard assemble --json` prints it; the
         per-turn arguments fill the THIS TURN layer after the cache boundary."""

@@ -417,6 +417,12 @@ pub struct AssembleArgs {
     /// The conversation so far: a JSONL file of {"role", "content", "tool"?}, oldest first.
     #[arg(long)]
     pub history: Option<PathBuf>,
+    /// Append one JSON line for this assembly to this trace log (kept 14 days).
+    #[arg(long)]
+    pub trace: Option<PathBuf>,
+    /// A session id, recorded in the trace log.
+    #[arg(long)]
+    pub session: Option<String>,
     /// Print the full account as JSON.
     #[arg(long)]
     pub json: bool,
@@ -437,6 +443,7 @@ pub fn assemble(a: AssembleArgs) -> Result<()> {
     });
     let mut b = switchyard::AssemblerBuilder::new(&a.index);
     b.budget(a.budget).token_counter(counter).prompts_dir(prompts).memory_db(a.memory.clone());
+    b.trace_log(a.trace.clone().map(switchyard::TraceLog::new));
     b.router().cache_size(if a.no_cache { 0 } else { 256 });
     let (index, model) = open_with_model(b.router(), a.model.as_deref())?;
     let assembler = b.build_from(index, model)?;
@@ -458,6 +465,7 @@ pub fn assemble(a: AssembleArgs) -> Result<()> {
             Some(path) => read_history(path)?,
             None => Vec::new(),
         },
+        session: a.session.clone(),
     };
     let out = assembler.assemble(&a.task, &options)?;
     if a.repeat > 0 {
@@ -642,6 +650,57 @@ pub fn memory(a: MemoryArgs) -> Result<()> {
                 println!("re-embedded {n} entries with {}", model.info().name);
                 Ok(())
             }
+        }
+    }
+}
+
+/// Arguments of `switchyard trace`.
+#[derive(Args, Debug)]
+pub struct TraceArgs {
+    #[command(subcommand)]
+    pub command: TraceCommand,
+}
+
+/// Trace log operations.
+#[derive(clap::Subcommand, Debug)]
+pub enum TraceCommand {
+    /// Summarise a trace log: counts, p50/p95 per stage, fallback and injection rates.
+    Stats {
+        /// The trace log (JSONL, from `assemble --trace` or `serve --trace`).
+        log: PathBuf,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+pub fn trace(a: TraceArgs) -> Result<()> {
+    match a.command {
+        TraceCommand::Stats { log, json } => {
+            let s = switchyard::trace_stats(&log)
+                .with_context(|| format!("reading the trace log {}", log.display()))?;
+            if json {
+                return print_json(&s);
+            }
+            let mut out = std::io::stdout().lock();
+            writeln!(
+                out,
+                "assemblies {}  sessions {}  unreadable lines {}",
+                s.assemblies, s.sessions, s.unreadable_lines
+            )?;
+            for (stage, (p50, p95)) in &s.stage_ms {
+                writeln!(out, "{stage:<8} p50 {p50:>8.3} ms  p95 {p95:>8.3} ms")?;
+            }
+            writeln!(
+                out,
+                "fallback rate {:.3}  injection rate {:.3} ({} entries flagged)  truncation rate {:.3}",
+                s.fallback_rate, s.injection_rate, s.flagged_entries, s.truncation_rate
+            )?;
+            let modes: Vec<String> = s.modes.iter().map(|(m, n)| format!("{m} {n}")).collect();
+            let sources: Vec<String> =
+                s.mode_sources.iter().map(|(m, n)| format!("{m} {n}")).collect();
+            writeln!(out, "modes: {}  (decided by: {})", modes.join(", "), sources.join(", "))?;
+            Ok(())
         }
     }
 }

@@ -42,6 +42,8 @@ enum Command {
     Assemble(commands::AssembleArgs),
     /// Manage the memory store of untrusted context.
     Memory(commands::MemoryArgs),
+    /// Read assembly trace logs: `trace stats LOG`.
+    Trace(commands::TraceArgs),
     /// Serve route, assemble, screen and memory over local HTTP (the model loads once).
     Serve(serve::ServeArgs),
     /// An MCP server over stdio: `search_tools` (the catalog's best tools for a request, with
@@ -71,6 +73,7 @@ fn main() -> ExitCode {
         Command::Models(a) => commands::models(a),
         Command::Assemble(a) => commands::assemble(a),
         Command::Memory(a) => commands::memory(a),
+        Command::Trace(a) => commands::trace(a),
         Command::Serve(a) => serve::serve(a),
         Command::Mcp(a) => serve::mcp(a),
         Command::Eval(a) => measure::eval(a),

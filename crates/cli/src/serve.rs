@@ -57,6 +57,9 @@ pub struct ServeArgs {
     /// How often to check the index file for a replacement, in milliseconds (0: never).
     #[arg(long, default_value_t = 1000)]
     pub reload_every_ms: u64,
+    /// Append one JSON line per assembly to this trace log (`switchyard trace stats` reads it).
+    #[arg(long)]
+    pub trace: Option<PathBuf>,
     /// Async worker threads (default: one per core). The embedding runs on blocking threads.
     #[arg(long)]
     pub workers: Option<usize>,
@@ -163,6 +166,7 @@ pub fn serve(a: ServeArgs) -> Result<()> {
         .prompts_dir(prompts)
         .memory_db(a.memory.clone());
     config.assembler.router().cache_size(1024);
+    config.assembler.trace_log(a.trace.clone().map(switchyard::TraceLog::new));
     if a.embed_budget_ms > 0 {
         config.assembler.router().embed_budget(Some(Duration::from_millis(a.embed_budget_ms)));
     }

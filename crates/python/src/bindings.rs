@@ -144,7 +144,8 @@ pub struct PyAssembler {
 #[pymethods]
 impl PyAssembler {
     #[new]
-    #[pyo3(signature = (index, *, memory = None, prompts = None, budget = 4000, tokenizer = "cl100k", model = None))]
+    #[pyo3(signature = (index, *, memory = None, prompts = None, budget = 4000, tokenizer = "cl100k", model = None, trace = None))]
+    #[allow(clippy::too_many_arguments)] // Python keyword arguments
     fn new(
         py: Python<'_>,
         index: PathBuf,
@@ -153,6 +154,7 @@ impl PyAssembler {
         budget: usize,
         tokenizer: &str,
         model: Option<String>,
+        trace: Option<PathBuf>,
     ) -> PyResult<Self> {
         let counter = match tokenizer {
             "cl100k" | "cl100k_base" => TokenCounter::Cl100k,
@@ -165,6 +167,7 @@ impl PyAssembler {
         };
         let mut b = AssemblerBuilder::new(index);
         b.budget(budget).token_counter(counter).prompts_dir(prompts).memory_db(memory);
+        b.trace_log(trace.map(switchyard::TraceLog::new));
         let assembler = py.detach(move || {
             let index = b.open_index().map_err(fail)?;
             let name = model.unwrap_or_else(|| index.meta().model.name.clone());
@@ -177,7 +180,7 @@ impl PyAssembler {
     /// The prompt for `task` and its full account, as `switchyard assemble --json` prints it.
     /// `retry`, `continuation`, `tool_recovery`, `orchestration`, `context` and `now` fill
     /// this turn's layer after the cache boundary.
-    #[pyo3(signature = (task, *, mode = None, root = None, interactive = false, git_changes = None, retry = None, continuation = None, tool_recovery = None, orchestration = None, context = None, now = false, profile = "full", history = None))]
+    #[pyo3(signature = (task, *, mode = None, root = None, interactive = false, git_changes = None, retry = None, continuation = None, tool_recovery = None, orchestration = None, context = None, now = false, profile = "full", history = None, session = None))]
     #[allow(clippy::too_many_arguments)] // Python keyword arguments
     fn assemble(
         &self,
@@ -195,6 +198,7 @@ impl PyAssembler {
         now: bool,
         profile: &str,
         history: Option<Bound<'_, PyAny>>,
+        session: Option<String>,
     ) -> PyResult<Py<PyAny>> {
         let profile: switchyard::Profile = profile.parse().map_err(PyValueError::new_err)?;
         let history: Vec<switchyard::HistoryEntry> = match history {
@@ -216,8 +220,16 @@ impl PyAssembler {
             context,
             now,
         };
-        let options =
-            AssembleOptions { mode, root, interactive, git_changes, turn, profile, history };
+        let options = AssembleOptions {
+            mode,
+            root,
+            interactive,
+            git_changes,
+            turn,
+            profile,
+            history,
+            session,
+        };
         let a = py.detach(|| self.assembler.assemble(&task, &options).map_err(fail))?;
         to_python(py, &a)
     }

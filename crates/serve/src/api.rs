@@ -61,6 +61,9 @@ pub struct AssembleRequest {
     /// The conversation so far, oldest first: `{"role", "content", "tool"?}`.
     #[serde(default)]
     pub history: Vec<switchyard::HistoryEntry>,
+    /// A session id, recorded in the trace log.
+    #[serde(default)]
+    pub session: Option<String>,
 }
 
 /// `POST /v1/screen`.
@@ -156,6 +159,7 @@ pub async fn assemble(
         turn: req.turn,
         profile: req.profile,
         history: req.history,
+        session: req.session,
     };
     let metrics = state.metrics_arc();
     let assembly = state

@@ -82,6 +82,7 @@ struct AssemblerConfig {
     git_ttl: std::time::Duration,
     bootstrap: crate::prompts::BootstrapBudget,
     history_share: f32,
+    trace: Option<crate::trace::TraceLog>,
 }
 
 /// Builds an [`Assembler`] from a router builder.
@@ -106,6 +107,7 @@ impl AssemblerBuilder {
                 git_ttl: std::time::Duration::from_secs(2),
                 bootstrap: crate::prompts::BootstrapBudget::default(),
                 history_share: 0.20,
+                trace: None,
             },
         }
     }
@@ -165,6 +167,13 @@ impl AssemblerBuilder {
     /// shares apply to what it leaves.
     pub fn history_share(&mut self, share: f32) -> &mut Self {
         self.config.history_share = share;
+        self
+    }
+
+    /// Appends one JSON line per assembly to this log (off by default), pruned of lines older
+    /// than its retention when the assembler is built.
+    pub fn trace_log(&mut self, log: Option<crate::trace::TraceLog>) -> &mut Self {
+        self.config.trace = log;
         self
     }
 
@@ -246,6 +255,11 @@ impl AssemblerBuilder {
         });
         // A panic there would panic again, with its message, at the first count.
         let _ = warm.join();
+        // Pruning is housekeeping: a log that cannot be pruned now is pruned next time, and
+        // appending reports its own errors.
+        if let Some(log) = &self.config.trace {
+            let _ = log.prune();
+        }
         Ok(Assembler {
             router,
             monolithic_stable: std::sync::OnceLock::new(),
@@ -277,6 +291,8 @@ pub struct AssembleOptions {
     pub profile: Profile,
     /// The conversation so far, oldest first (the latest 200 entries are used).
     pub history: Vec<crate::history::HistoryEntry>,
+    /// The caller's session id, recorded in the trace log.
+    pub session: Option<String>,
 }
 
 /// Which layers a prompt has.
@@ -986,6 +1002,41 @@ impl Assembler {
             ))
         }) + dynamic_tokens;
         let render_ms = ms(trd);
+        let history = history.map(|(_, report)| report);
+        if let Some(log) = &self.config.trace {
+            let name = |v: serde_json::Value| v.as_str().unwrap_or_default().to_string();
+            let record = crate::trace::TraceRecord {
+                ts: crate::trace::now(),
+                session: options.session.clone(),
+                mode: decision.mode.clone(),
+                mode_source: name(serde_json::to_value(decision.mode_source).unwrap_or_default()),
+                profile: name(serde_json::to_value(options.profile).unwrap_or_default()),
+                layer_tokens: layer_tokens.clone(),
+                truncated: truncated.clone(),
+                ms: [
+                    ("route", route_ms),
+                    ("runtime", runtime_ms),
+                    ("memory", memory_ms),
+                    ("render", render_ms),
+                    ("total", ms(t0)),
+                ]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+                embedding_calls: decision.metrics.embedding_calls
+                    + memory_embedding_calls
+                    + history_calls,
+                fallback: decision.fallback_reason.clone(),
+                memory_flagged: screened_out,
+                memory_excluded: filtered - screened_out,
+                history_flagged: history.as_ref().map_or(0, |h| h.flagged.len()),
+                fingerprints: [sha256(&stable), sha256(&dynamic), sha256(&prompt)],
+                diagnostics: diagnostics.clone(),
+            };
+            if let Err(e) = log.append(&record) {
+                diagnostics.push(format!("trace log {}: {e}; not recorded", log.path.display()));
+            }
+        }
         Ok(Assembly {
             mode: decision.mode.clone(),
             task: task.to_string(),
@@ -1025,7 +1076,7 @@ impl Assembler {
                 render_ms,
                 total_ms: ms(t0),
             },
-            history: history.map(|(_, report)| report),
+            history,
             diagnostics,
         })
     }

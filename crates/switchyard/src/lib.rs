@@ -50,6 +50,7 @@ pub use crate::render::{
     H_TURN, H_UNTRUSTED, OPEN_TAG, TokenCounter, neutralize,
 };
 pub use crate::screening::{screen_entry, screen_texts};
+pub use crate::trace::{TraceLog, TraceRecord, TraceStats, trace_stats};
 pub use switchyard_adapter as adapter;
 pub use switchyard_embed as embed;
 pub use switchyard_format as format;
@@ -61,3 +62,4 @@ mod history;
 mod prompts;
 mod render;
 mod screening;
+mod trace;
