@@ -16,23 +16,8 @@ pyo3::create_exception!(
     "An index, model or memory store that cannot be used; the message says which file and how to fix it."
 );
 
-/// The error and its causes, each once.
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut out = e.to_string();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        let text = c.to_string();
-        if !out.contains(&text) {
-            out.push_str(": ");
-            out.push_str(&text);
-        }
-        cause = c.source();
-    }
-    out
-}
-
 fn fail(e: impl std::error::Error) -> PyErr {
-    SwitchyardError::new_err(error_chain(&e))
+    SwitchyardError::new_err(switchyard::error_chain(&e))
 }
 
 /// A serialisable value as plain Python objects (dicts, lists, str, float, int, bool, None),
@@ -54,8 +39,18 @@ fn open_router(py: Python<'_>, builder: RouterBuilder, model: Option<String>) ->
     })
 }
 
-fn route_options(mode: Option<String>, interactive: bool, git_changes: bool) -> RouteOptions {
-    RouteOptions { mode, interactive, git_changes }
+/// `router`'s decision for `task` as plain Python objects, embedded with the GIL released.
+fn route_with(
+    py: Python<'_>,
+    router: &Router,
+    task: &str,
+    mode: Option<String>,
+    interactive: bool,
+    git_changes: bool,
+) -> PyResult<Py<PyAny>> {
+    let options = RouteOptions { mode, interactive, git_changes };
+    let d = py.detach(|| router.route(task, &options)).map_err(fail)?;
+    to_python(py, &d)
 }
 
 fn check_texts(texts: &[String]) -> PyResult<Vec<&str>> {
@@ -108,9 +103,7 @@ impl PyRouter {
         interactive: bool,
         git_changes: bool,
     ) -> PyResult<Py<PyAny>> {
-        let options = route_options(mode, interactive, git_changes);
-        let d = py.detach(|| self.router.route(&task, &options)).map_err(fail)?;
-        to_python(py, &d)
+        route_with(py, &self.router, &task, mode, interactive, git_changes)
     }
 
     /// Screens untrusted texts, each window by window, as `switchyard screen --json`.
@@ -244,9 +237,7 @@ impl PyAssembler {
         interactive: bool,
         git_changes: bool,
     ) -> PyResult<Py<PyAny>> {
-        let options = route_options(mode, interactive, git_changes);
-        let d = py.detach(|| self.assembler.router().route(&task, &options)).map_err(fail)?;
-        to_python(py, &d)
+        route_with(py, self.assembler.router(), &task, mode, interactive, git_changes)
     }
 
     /// Screens untrusted texts, as `Router.screen`.

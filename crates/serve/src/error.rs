@@ -112,20 +112,7 @@ impl From<switchyard_memory::MemoryError> for ApiError {
     }
 }
 
-/// The error and its causes, each once (a wrapper that prints its cause is not repeated).
-pub fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut out = e.to_string();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        let text = c.to_string();
-        if !out.contains(&text) {
-            out.push_str(": ");
-            out.push_str(&text);
-        }
-        cause = c.source();
-    }
-    out
-}
+pub use switchyard::error_chain;
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {

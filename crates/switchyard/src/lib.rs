@@ -57,6 +57,23 @@ pub use switchyard_format as format;
 pub use switchyard_memory as memory;
 pub use switchyard_router as router;
 
+/// An error and its causes joined by ": ", each said once (a wrapper whose message already
+/// quotes its cause does not repeat it): the message the server, the MCP tools and the Python
+/// package show.
+pub fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        cause = c.source();
+    }
+    out
+}
+
 mod assembler;
 mod history;
 mod prompts;
