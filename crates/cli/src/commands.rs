@@ -441,6 +441,11 @@ pub fn assemble(a: AssembleArgs) -> Result<()> {
         let d = PathBuf::from("manifests");
         d.join("constitution.md").is_file().then_some(d)
     });
+    // A bad history file is refused before the index and the model are loaded.
+    let history = match &a.history {
+        Some(path) => read_history(path)?,
+        None => Vec::new(),
+    };
     let mut b = switchyard::AssemblerBuilder::new(&a.index);
     b.budget(a.budget).token_counter(counter).prompts_dir(prompts).memory_db(a.memory.clone());
     b.trace_log(a.trace.clone().map(switchyard::TraceLog::new));
@@ -461,10 +466,7 @@ pub fn assemble(a: AssembleArgs) -> Result<()> {
             now: a.now,
         },
         profile: a.profile,
-        history: match &a.history {
-            Some(path) => read_history(path)?,
-            None => Vec::new(),
-        },
+        history,
         session: a.session.clone(),
     };
     let out = assembler.assemble(&a.task, &options)?;

@@ -329,3 +329,24 @@ fn i8_products_keep_minilm_within_the_reference_bar() {
         assert!(cosine >= 0.999, "cosine {cosine:.5} for {text}");
     }
 }
+
+#[test]
+fn a_bad_history_file_or_profile_is_refused_naming_the_file_line_and_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let history = dir.path().join("history.jsonl");
+    std::fs::write(
+        &history,
+        "{\"role\": \"user\", \"content\": \"hi\"}\n\n{\"role\": \"user\", \"text\": \"x\"}\n",
+    )
+    .unwrap();
+    let h = history.to_str().unwrap();
+    let o = run(&["assemble", "fix it", "--index", "missing.idx", "--history", h]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(err.contains("history.jsonl:3") && err.contains("unknown field `text`"), "{err}");
+    let o = run(&["assemble", "fix it", "--index", "missing.idx", "--history", "nowhere.jsonl"]);
+    assert!(stderr(&o).contains("--history nowhere.jsonl: reading the file"), "{}", stderr(&o));
+    let o = run(&["assemble", "fix it", "--profile", "tiny"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("use full, minimal or none"), "{}", stderr(&o));
+}
