@@ -34,7 +34,7 @@ pub use crate::selection::{
 };
 pub use crate::thresholds::derive_thresholds;
 pub use crate::train_file::{
-    CATALOG_TRAIN_FILE, LabelledText, ScreenTraining, load_injection_train,
+    CATALOG_DOCUMENTS_FILE, CATALOG_TRAIN_FILE, LabelledText, ScreenTraining, load_injection_train,
 };
 
 use rayon::prelude::*;
@@ -299,6 +299,7 @@ pub fn build_bytes_with(
     let all: Vec<String> = groups.iter().flatten().cloned().collect();
     let kinds: Vec<TextKind> = row_kinds(catalog).into_iter().flatten().collect();
     let t0 = std::time::Instant::now();
+    tracing::info!(rows = all.len(), model = %info.name, "embedding the catalog");
     let vectors = embed_mixed(embedder, &all, &kinds, progress)?;
     let embed_ms = t0.elapsed().as_secs_f64() * 1e3;
 
@@ -487,9 +488,9 @@ pub fn build_bytes_with(
         Some([tools, skills]) => {
             let raw =
                 [tools, skills, matrices[2].clone(), matrices[3].clone(), matrices[4].clone()];
-            screen_section(embedder, screen_training, &raw, &off_topic, dim)?
+            screen_section(embedder, screen_training, catalog, &raw, &off_topic, dim)?
         }
-        None => screen_section(embedder, screen_training, &matrices, &off_topic, dim)?,
+        None => screen_section(embedder, screen_training, catalog, &matrices, &off_topic, dim)?,
     };
     let mut w = IndexWriter::new(dim, info.fingerprint.0);
     for (kind, m) in SectionKind::MATRICES.into_iter().zip(matrices) {
@@ -537,6 +538,7 @@ fn adapt_rows(adapter: &Adapter, rows: &[f32], spans: &[(usize, usize)], dim: us
 fn screen_section(
     embedder: &dyn Embedder,
     training: &ScreenTraining,
+    catalog: &Catalog,
     matrices: &[Vec<f32>],
     off_topic: &[f32],
     dim: usize,
@@ -570,7 +572,14 @@ fn screen_section(
             });
         }
     }
-    let (texts, labels) = training.texts_to_embed();
+    let catalog_attacks: Vec<String> = catalog.patterns.iter().map(|p| p.text.clone()).collect();
+    let (texts, labels) = training.texts_to_embed(&catalog_attacks);
+    tracing::info!(
+        texts = texts.len(),
+        attacks = labels.iter().filter(|&&a| a).count(),
+        sources = ?training.options.sources,
+        "embedding the screen's training texts"
+    );
     if !texts.is_empty() {
         for (v, attack) in embed_all(embedder, &texts, None)?.into_iter().zip(labels) {
             rows.push(screen::Row { embedding: v, attack, pattern_row: None, benign_row: None });

@@ -31,7 +31,7 @@ use switchyard_format::{ScreenHead, ScreenMeta, WindowingMeta};
 use switchyard_untrusted::PrepareConfig;
 
 /// Version of the screen training; an index from another version is rebuilt.
-pub const SCREEN_BUILDER_VERSION: u32 = 1;
+pub const SCREEN_BUILDER_VERSION: u32 = 2;
 /// Below this many attack patterns or benign look-alikes, no head is trained.
 pub const MIN_HEAD_ROWS: usize = 20;
 /// The default false-positive rate the threshold targets on benign text.

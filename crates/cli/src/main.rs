@@ -18,6 +18,10 @@ mod train;
 #[derive(Parser, Debug)]
 #[command(name = "switchyard", version, about, long_about = None)]
 struct Cli {
+    /// Print the libraries' log events at this level and above to stderr: error, warn, info,
+    /// debug or trace (`serve` and `mcp` log at info unless told otherwise).
+    #[arg(long, global = true, value_name = "LEVEL")]
+    log: Option<tracing_subscriber::filter::LevelFilter>,
     #[command(subcommand)]
     command: Command,
 }
@@ -63,6 +67,14 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Some(level) = cli.log {
+        // stderr: stdout carries the command's output (and the MCP protocol).
+        tracing_subscriber::fmt()
+            .with_writer(std::io::stderr)
+            .with_max_level(level)
+            .with_ansi(false)
+            .init();
+    }
     let result = match cli.command {
         Command::Embed(a) => commands::embed(a),
         Command::BuildIndex(a) => index_cmds::build_index(a),

@@ -98,7 +98,8 @@ pub fn mcp(a: McpArgs) -> Result<()> {
         .with_writer(std::io::stderr)
         .with_target(false)
         .with_ansi(false)
-        .init();
+        .try_init()
+        .ok();
     let mut config = ServeConfig::new(&a.index);
     // The router picks up to `max_tools` by score beside the mode's base tools; searches rank
     // them all by score and keep the best `max_tools`.
@@ -138,7 +139,8 @@ fn token(a: &ServeArgs) -> Result<Option<String>> {
 }
 
 pub fn serve(a: ServeArgs) -> Result<()> {
-    tracing_subscriber::fmt().with_writer(std::io::stderr).with_target(false).init();
+    // `--log` may have installed a subscriber already; it wins.
+    let _ = tracing_subscriber::fmt().with_writer(std::io::stderr).with_target(false).try_init();
     let counter = match a.tokenizer.as_str() {
         "cl100k" | "cl100k_base" => switchyard::TokenCounter::Cl100k,
         "o200k" | "o200k_base" => switchyard::TokenCounter::O200k,

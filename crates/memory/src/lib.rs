@@ -472,6 +472,7 @@ impl MemoryStore {
         tx.execute("INSERT INTO store_meta (key, value) VALUES ('fingerprint', ?1) ON CONFLICT(key) DO UPDATE SET value = excluded.value", params![fp]).map_err(sql)?;
         tx.commit().map_err(sql)?;
         self.cache_version = None;
+        tracing::info!(store = %self.path.display(), entries = entries.len(), model = %fp, "memory re-embedded");
         Ok(entries.len())
     }
 

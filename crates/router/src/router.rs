@@ -304,7 +304,10 @@ impl Router {
         } else {
             match self.embed_task(task, &mut metrics) {
                 Ok(e) => (Some(e), None),
-                Err(reason) => (None, Some(reason)),
+                Err(reason) => {
+                    tracing::warn!(%reason, "no task embedding; routing on keywords and words alone");
+                    (None, Some(reason))
+                }
             }
         };
         metrics.timings.embed_ms = ms(te);

@@ -1,5 +1,7 @@
+use crate::git::{GitCache, GitContext};
 use crate::prompts::PromptFiles;
 use crate::render::*;
+use crate::turn::{Profile, TurnContext};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -266,7 +268,7 @@ impl AssemblerBuilder {
             token_memo: TokenMemo::default(),
             memory,
             prompts: PromptFiles::new(self.config.prompts.clone()),
-            git: Mutex::new(None),
+            git: GitCache::default(),
             history_memo: crate::history::HistoryMemo::default(),
             config: self.config.clone(),
         })
@@ -293,114 +295,6 @@ pub struct AssembleOptions {
     pub history: Vec<crate::history::HistoryEntry>,
     /// The caller's session id, recorded in the trace log.
     pub session: Option<String>,
-}
-
-/// Which layers a prompt has.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Profile {
-    /// Every layer: constitution, the operator's identity and user files, rules, tools and
-    /// skills, runtime, this turn, untrusted context, task.
-    #[default]
-    Full,
-    /// Constitution, rules, tools and skills, task: no identity files, runtime, turn or
-    /// memory (nothing is read besides the prompt files).
-    Minimal,
-    /// The task alone (the tool schemas are still in the account, for the provider's API).
-    None,
-}
-
-impl std::str::FromStr for Profile {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        match s {
-            "full" => Ok(Self::Full),
-            "minimal" => Ok(Self::Minimal),
-            "none" => Ok(Self::None),
-            other => Err(format!("profile {other:?}: use full, minimal or none")),
-        }
-    }
-}
-
-/// Per-turn text the harness supplies, rendered after the cache boundary in the trusted
-/// `THIS TURN` layer (omitted when empty), so the stable prefix and its fingerprint never change
-/// with it. Each value is printed on one line, neutralised like untrusted text, so it cannot
-/// forge a heading.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TurnContext {
-    /// Why the last attempt failed and what to do differently.
-    #[serde(default)]
-    pub retry: Option<String>,
-    /// Where to pick up after an interrupted answer.
-    #[serde(default)]
-    pub continuation: Option<String>,
-    /// A tool that failed and what to use instead.
-    #[serde(default)]
-    pub tool_recovery: Option<String>,
-    /// The state of a multi-agent or multi-stage plan.
-    #[serde(default)]
-    pub orchestration: Option<String>,
-    /// Anything else for this turn only.
-    #[serde(default)]
-    pub context: Option<String>,
-    /// Print the current UTC date and time (off by default: the same input gives the same bytes).
-    #[serde(default)]
-    pub now: bool,
-}
-
-impl TurnContext {
-    /// The layer's lines, or `None` when the harness gave nothing.
-    fn render(&self) -> Option<String> {
-        let mut out = String::new();
-        for (label, value) in [
-            ("retry", &self.retry),
-            ("continuation", &self.continuation),
-            ("tool recovery", &self.tool_recovery),
-            ("orchestration", &self.orchestration),
-            ("context", &self.context),
-        ] {
-            if let Some(v) = value.as_deref().map(str::trim).filter(|v| !v.is_empty()) {
-                out.push_str(&format!("{label}: {}\n", neutralize(v)));
-            }
-        }
-        if self.now {
-            out.push_str(&format!("now: {}\n", utc_now()));
-        }
-        (!out.is_empty()).then_some(out)
-    }
-}
-
-/// The current UTC time as `YYYY-MM-DDTHH:MM:SSZ` (civil-from-days, no calendar crate).
-fn utc_now() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64);
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rem / 3_600,
-        rem % 3_600 / 60,
-        rem % 60
-    )
-}
-
-/// Git state of the root.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct GitContext {
-    /// Current branch.
-    pub branch: String,
-    /// Short diff stat of uncommitted changes ("clean" when none).
-    pub summary: String,
 }
 
 /// Environment facts.
@@ -517,28 +411,10 @@ pub struct Assembler {
     /// The store, or why it could not be opened.
     memory: Option<std::result::Result<Mutex<MemoryStore>, String>>,
     prompts: PromptFiles,
-    /// The last git context read, with what it was read for (see [`AssemblerBuilder::git_ttl`]).
-    git: Mutex<Option<GitCacheEntry>>,
+    /// The last git context read (see [`AssemblerBuilder::git_ttl`]).
+    git: GitCache,
     history_memo: crate::history::HistoryMemo,
     config: AssemblerConfig,
-}
-
-#[derive(Debug, Clone)]
-struct GitCacheEntry {
-    root: PathBuf,
-    stamp: Option<GitStamp>,
-    read_at: Instant,
-    context: Option<GitContext>,
-}
-
-/// Modification times of `.git/HEAD` and `.git/index`: a checkout, commit or `git add`
-/// changes one of them.
-type GitStamp = (Option<std::time::SystemTime>, Option<std::time::SystemTime>);
-
-fn git_stamp(root: &Path) -> Option<GitStamp> {
-    let dir = root.ancestors().map(|d| d.join(".git")).find(|d| d.is_dir())?;
-    let mtime = |f: &str| std::fs::metadata(dir.join(f)).and_then(|m| m.modified()).ok();
-    Some((mtime("HEAD"), mtime("index")))
 }
 
 /// What the untrusted layer gets from the memory store.
@@ -561,56 +437,10 @@ fn ms(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
 }
 
-fn git(root: &Path, args: &[&str]) -> Option<String> {
-    let out = std::process::Command::new("git")
-        .arg("-C")
-        .arg(root)
-        .args(args)
-        .stderr(std::process::Stdio::null())
-        .output()
-        .ok()?;
-    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
-}
-
-/// Branch and diff stat, or `None` outside a repository (not an error).
-pub fn git_context(root: &Path) -> Option<GitContext> {
-    let branch = git(root, &["rev-parse", "--abbrev-ref", "HEAD"])?;
-    let stat = git(root, &["diff", "--shortstat", "HEAD"])
-        .or_else(|| git(root, &["diff", "--shortstat"]))
-        .unwrap_or_default();
-    Some(GitContext { branch, summary: if stat.is_empty() { "clean".into() } else { stat } })
-}
-
 impl Assembler {
     /// The router.
     pub fn router(&self) -> &Router {
         &self.router
-    }
-
-    /// The git context of `root`, reused within the TTL while the repository's stamp holds.
-    fn cached_git_context(&self, root: &Path) -> Option<GitContext> {
-        if self.config.git_ttl.is_zero() {
-            return git_context(root);
-        }
-        let stamp = git_stamp(root);
-        if let Ok(cache) = self.git.lock()
-            && let Some(e) = cache.as_ref()
-            && e.root == root
-            && e.stamp == stamp
-            && e.read_at.elapsed() < self.config.git_ttl
-        {
-            return e.context.clone();
-        }
-        let context = git_context(root);
-        if let Ok(mut cache) = self.git.lock() {
-            *cache = Some(GitCacheEntry {
-                root: root.to_path_buf(),
-                stamp,
-                read_at: Instant::now(),
-                context: context.clone(),
-            });
-        }
-        context
     }
 
     /// Memory search and screening for one task: the reference entries nearest the task's
@@ -774,7 +604,10 @@ impl Assembler {
         let full = options.profile == Profile::Full;
         let git_changes = options.git_changes.unwrap_or_else(|| {
             full && options.root.is_some()
-                && self.cached_git_context(&root).is_some_and(|g| g.summary != "clean")
+                && self
+                    .git
+                    .context(&root, self.config.git_ttl)
+                    .is_some_and(|g| g.summary != "clean")
         });
         let route_opts = RouteOptions {
             mode: options.mode.clone(),
@@ -788,7 +621,11 @@ impl Assembler {
         let route_ms = ms(tr);
 
         let trt = Instant::now();
-        let git = if decision.chitchat || !full { None } else { self.cached_git_context(&root) };
+        let git = if decision.chitchat || !full {
+            None
+        } else {
+            self.git.context(&root, self.config.git_ttl)
+        };
         let env =
             EnvContext { cwd: root.display().to_string(), os: std::env::consts::OS.to_string() };
         let runtime_ms = ms(trt);
@@ -1037,6 +874,18 @@ impl Assembler {
                 diagnostics.push(format!("trace log {}: {e}; not recorded", log.path.display()));
             }
         }
+        for d in &diagnostics {
+            tracing::warn!(diagnostic = %d, "assembly went on without a part");
+        }
+        tracing::debug!(
+            mode = %decision.mode,
+            tools = decision.tools.len(),
+            tokens = estimated_tokens,
+            memories = memories.len(),
+            screened_out,
+            ms = ms(t0),
+            "assembled"
+        );
         Ok(Assembly {
             mode: decision.mode.clone(),
             task: task.to_string(),

@@ -38,9 +38,9 @@
 
 pub use crate::assembler::{
     AssembleError, AssembleOptions, Assembler, AssemblerBuilder, Assembly, AssemblyMetrics,
-    AssemblyTimings, Context, EnvContext, Fingerprints, GitContext, LayerFractions, Profile,
-    TurnContext, git_context,
+    AssemblyTimings, Context, EnvContext, Fingerprints, LayerFractions,
 };
+pub use crate::git::{GitContext, git_context};
 pub use crate::history::{
     H_HISTORY, HISTORY_CLOSE, HISTORY_OPEN, HistoryEntry, HistoryReport, MAX_HISTORY_ENTRIES,
 };
@@ -51,6 +51,7 @@ pub use crate::render::{
 };
 pub use crate::screening::{screen_entry, screen_texts};
 pub use crate::trace::{TraceLog, TraceRecord, TraceStats, trace_stats};
+pub use crate::turn::{Profile, TurnContext};
 pub use switchyard_adapter as adapter;
 pub use switchyard_embed as embed;
 pub use switchyard_format as format;
@@ -75,8 +76,10 @@ pub fn error_chain(e: &dyn std::error::Error) -> String {
 }
 
 mod assembler;
+mod git;
 mod history;
 mod prompts;
 mod render;
 mod screening;
 mod trace;
+mod turn;

@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 
 /// Version of the preparation: stored pieces made by another version are prepared again by
 /// `memory reembed`.
-pub const PREPARE_VERSION: u32 = 2;
+pub const PREPARE_VERSION: u32 = 3;
 
 /// How entries are prepared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
