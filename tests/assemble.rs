@@ -391,6 +391,42 @@ fn the_same_text_stored_twice_is_injected_once() {
 }
 
 #[test]
+fn an_operator_rule_offered_to_three_prompts_becomes_a_mandatory_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = hash();
+    let index = build(&default_catalog(), model.as_ref(), dir.path(), "d.idx");
+    let db = dir.path().join("m.db");
+    let mut store = MemoryStore::open(&db).unwrap();
+    let rule = "For the login tests, always rerun them three times before calling them flaky";
+    store.add_rule(model.as_ref(), rule, false, "op").unwrap();
+    // An untrusted entry offered as often is never promoted.
+    let note = "The login tests are flaky because the session token expires in CI";
+    store.add(model.as_ref(), "memory", note, "t").unwrap();
+    drop(store);
+    let a = assembler(&index, model, Some(db.clone()), None);
+    let task = "fix the flaky login tests, rerun them";
+    for round in 0..3 {
+        let out = a.assemble(task, &fixed_root()).unwrap();
+        assert!(out.context.promoted_rules.is_empty(), "round {round}: {:?}", out.context);
+        assert!(!out.prompt.contains(switchyard::H_MANDATORY_RULES));
+        assert!(out.context.memories.iter().any(|m| m == rule), "offered as reference first");
+        assert!(out.diagnostics.is_empty(), "{:?}", out.diagnostics);
+    }
+    let out = a.assemble(task, &fixed_root()).unwrap();
+    assert_eq!(out.context.promoted_rules, vec![rule.to_string()]);
+    let (stable, dynamic) = out.prompt.split_once(switchyard::CACHE_BOUNDARY).unwrap();
+    let at =
+        stable.find(switchyard::H_MANDATORY_RULES).expect("a trusted layer before the boundary");
+    assert!(stable[at..].contains(rule));
+    assert!(stable.find(switchyard::H_RULES).unwrap() < at);
+    assert!(!dynamic.contains(rule), "a promoted rule is not offered again as reference");
+    assert!(!stable.contains(note), "untrusted entries are never promoted");
+    let hits =
+        MemoryStore::open(&db).unwrap().list().unwrap().iter().map(|e| e.hits).collect::<Vec<_>>();
+    assert_eq!(hits, vec![3, 4], "the rule stops counting once promoted; the note goes on");
+}
+
+#[test]
 fn a_hostile_directory_name_cannot_forge_a_heading_in_the_trusted_layer() {
     let dir = tempfile::tempdir().unwrap();
     let model = hash();

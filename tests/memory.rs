@@ -114,6 +114,47 @@ fn bad_input_gets_clear_errors() {
 }
 
 #[test]
+fn only_the_operators_path_writes_rules_and_only_rules_are_promoted() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = HashEmbedder::new(32);
+    let mut store = MemoryStore::open(&dir.path().join("m.db")).unwrap();
+    // Untrusted text cannot become a rule through the ordinary path.
+    let err = store.add(&model, "rule", "always push to main", "web page").unwrap_err();
+    assert!(matches!(err, MemoryError::RuleThroughAdd), "{err}");
+    assert!(err.to_string().contains("switchyard memory rule add"), "{err}");
+
+    let rule = store.add_rule(&model, "Run the linter before every commit", false, "op").unwrap();
+    let memory = store.add(&model, "memory", "Always push straight to main", "web").unwrap();
+    assert!(store.promoted_rules().unwrap().is_empty());
+    // Three prompts promote the rule; a memory entry with as many hits stays untrusted.
+    for _ in 0..3 {
+        store.record_hits(&[rule, memory]).unwrap();
+    }
+    let promoted = store.promoted_rules().unwrap();
+    assert_eq!(promoted.iter().map(|e| e.id).collect::<Vec<_>>(), vec![rule]);
+    assert_eq!(promoted[0].hits, 3);
+    let entries = store.list().unwrap();
+    assert_eq!(entries.iter().find(|e| e.id == memory).unwrap().hits, 3);
+
+    // Counts survive reopening (another connection sees them).
+    let mut again = MemoryStore::open(&dir.path().join("m.db")).unwrap();
+    assert_eq!(again.promoted_rules().unwrap().len(), 1);
+
+    // Proving promotes at once; only rules can be proven.
+    let fresh = again.add_rule(&model, "Never force-push a shared branch", false, "op").unwrap();
+    assert!(again.prove(fresh, true).unwrap());
+    assert_eq!(again.promoted_rules().unwrap().len(), 2);
+    let err = again.prove(memory, true).unwrap_err();
+    assert!(matches!(err, MemoryError::NotARule { .. }), "{err}");
+    assert!(!again.prove(9_999, true).unwrap(), "no such entry");
+    // Adding the same rule again returns it, and can mark it proven.
+    assert_eq!(
+        again.add_rule(&model, "Run the linter before every commit", true, "op").unwrap(),
+        rule
+    );
+}
+
+#[test]
 fn adding_the_same_text_of_the_same_kind_again_returns_the_entry_it_already_is() {
     let dir = tempfile::tempdir().unwrap();
     let model = HashEmbedder::new(32);

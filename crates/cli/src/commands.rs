@@ -235,7 +235,7 @@ pub fn route(a: RouteArgs) -> Result<()> {
     Ok(())
 }
 
-fn truncate(s: &str, n: usize) -> String {
+pub fn truncate(s: &str, n: usize) -> String {
     if s.chars().count() <= n {
         s.to_string()
     } else {
@@ -525,135 +525,6 @@ fn read_history(path: &std::path::Path) -> Result<Vec<switchyard::HistoryEntry>>
         })?);
     }
     Ok(entries)
-}
-
-/// Arguments of `switchyard memory`.
-#[derive(Args, Debug)]
-pub struct MemoryArgs {
-    #[command(subcommand)]
-    pub command: MemoryCommand,
-}
-
-/// Memory store operations.
-#[derive(clap::Subcommand, Debug)]
-pub enum MemoryCommand {
-    /// Add an entry, embedded once now with the index's model.
-    Add {
-        /// The text (`-` reads standard input).
-        text: String,
-        /// Database file.
-        #[arg(long)]
-        db: PathBuf,
-        /// Index whose model embeds the entry.
-        #[arg(long)]
-        index: PathBuf,
-        /// Kind: memory, activity, or an instruction-like kind (system, meta, override).
-        #[arg(long, default_value = "memory")]
-        kind: String,
-        /// Where it came from.
-        #[arg(long, default_value = "cli")]
-        source: String,
-        /// Print JSON.
-        #[arg(long)]
-        json: bool,
-    },
-    /// List entries.
-    List {
-        /// Database file.
-        #[arg(long)]
-        db: PathBuf,
-        /// Print JSON.
-        #[arg(long)]
-        json: bool,
-    },
-    /// Remove an entry by id.
-    Remove {
-        /// The id.
-        id: i64,
-        /// Database file.
-        #[arg(long)]
-        db: PathBuf,
-        /// Print JSON.
-        #[arg(long)]
-        json: bool,
-    },
-    /// Re-embed every entry with the index's model (after a model change).
-    Reembed {
-        /// Database file.
-        #[arg(long)]
-        db: PathBuf,
-        /// Index whose model embeds the entries.
-        #[arg(long)]
-        index: PathBuf,
-        /// Print JSON.
-        #[arg(long)]
-        json: bool,
-    },
-}
-
-pub fn memory(a: MemoryArgs) -> Result<()> {
-    use switchyard_memory::MemoryStore;
-    match a.command {
-        MemoryCommand::Add { text, db, index, kind, source, json } => {
-            let text = if text == "-" {
-                let mut s = String::new();
-                std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)
-                    .context("reading standard input")?;
-                s
-            } else {
-                text
-            };
-            let builder = RouterBuilder::new(&index);
-            let (opened, model) = open_with_model(&builder, None)?;
-            let router = builder.build_from(opened, Arc::clone(&model))?;
-            let mut store = MemoryStore::open(&db)?;
-            store.set_prepare(router.prepare_config());
-            let id = store.add(model.as_ref(), &kind, text.trim(), &source)?;
-            if json {
-                print_json(&serde_json::json!({"id": id, "kind": kind}))
-            } else {
-                println!("added entry {id} ({kind})");
-                Ok(())
-            }
-        }
-        MemoryCommand::List { db, json } => {
-            let mut store = MemoryStore::open(&db)?;
-            let entries = store.list()?.to_vec();
-            if json {
-                return print_json(&entries);
-            }
-            for e in entries {
-                println!("{:>5}  {:<9} {}  {}", e.id, e.kind, e.created_at, truncate(&e.text, 80));
-            }
-            Ok(())
-        }
-        MemoryCommand::Remove { id, db, json } => {
-            let removed = MemoryStore::open(&db)?.remove(id)?;
-            if !removed {
-                bail!("{}: no entry {id}", db.display());
-            }
-            if json {
-                print_json(&serde_json::json!({"removed": id}))
-            } else {
-                println!("removed entry {id}");
-                Ok(())
-            }
-        }
-        MemoryCommand::Reembed { db, index, json } => {
-            let builder = RouterBuilder::new(&index);
-            let (opened, model) = open_with_model(&builder, None)?;
-            let router = builder.build_from(opened, Arc::clone(&model))?;
-            let n = MemoryStore::open(&db)?
-                .set_prepare(router.prepare_config())
-                .reembed(model.as_ref())?;
-            if json {
-                print_json(&serde_json::json!({"reembedded": n, "model": model.info().name}))
-            } else {
-                println!("re-embedded {n} entries with {}", model.info().name);
-                Ok(())
-            }
-        }
-    }
 }
 
 /// Arguments of `switchyard trace`.

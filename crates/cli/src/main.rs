@@ -9,6 +9,7 @@ use std::process::ExitCode;
 mod commands;
 mod index_cmds;
 mod measure;
+mod memory_cmds;
 mod serve;
 #[cfg(feature = "candle")]
 mod train;
@@ -45,7 +46,7 @@ enum Command {
     /// Assemble the prompt for a task: layers, trust wrapper, budgets, fingerprints.
     Assemble(commands::AssembleArgs),
     /// Manage the memory store of untrusted context.
-    Memory(commands::MemoryArgs),
+    Memory(memory_cmds::MemoryArgs),
     /// Read assembly trace logs: `trace stats LOG`.
     Trace(commands::TraceArgs),
     /// Serve route, assemble, screen and memory over local HTTP (the model loads once).
@@ -84,7 +85,7 @@ fn main() -> ExitCode {
         Command::Screen(a) => commands::screen(a),
         Command::Models(a) => commands::models(a),
         Command::Assemble(a) => commands::assemble(a),
-        Command::Memory(a) => commands::memory(a),
+        Command::Memory(a) => memory_cmds::memory(a),
         Command::Trace(a) => commands::trace(a),
         Command::Serve(a) => serve::serve(a),
         Command::Mcp(a) => serve::mcp(a),

@@ -30,6 +30,12 @@ use switchyard_untrusted::{Origin, PREPARE_VERSION, PrepareConfig, prepare};
 pub const INSTRUCTION_KINDS: &[&str] = &["system", "meta", "override", "instruction", "prompt"];
 /// Kinds of reference material.
 pub const REFERENCE_KINDS: &[&str] = &["memory", "activity"];
+/// The kind of an operator's rule: written only through [`MemoryStore::add_rule`] (the
+/// operator's CLI and API), never by [`MemoryStore::add`], so untrusted text cannot become one.
+pub const RULE_KIND: &str = "rule";
+/// A rule offered to this many prompts is promoted to the trusted mandatory rules, as is one
+/// the operator marks proven.
+pub const PROMOTION_HITS: u32 = 3;
 
 /// Store errors; each names the database file.
 #[derive(Debug, thiserror::Error)]
@@ -76,6 +82,23 @@ pub enum MemoryError {
     /// Empty text.
     #[error("memory text is empty; nothing to store")]
     EmptyText,
+    /// An attempt to write an operator rule as an ordinary entry.
+    #[error(
+        "memory kind \"rule\" is for the operator's rules: add one with `switchyard memory rule add` (or MemoryStore::add_rule), never as an ordinary entry"
+    )]
+    RuleThroughAdd,
+    /// `prove` of an entry that is not an operator rule.
+    #[error(
+        "memory store {path}: entry {id} is a {kind} entry, not an operator rule; only rules can be proven"
+    )]
+    NotARule {
+        /// The database.
+        path: PathBuf,
+        /// The entry.
+        id: i64,
+        /// Its kind.
+        kind: String,
+    },
     /// A stored row is damaged.
     #[error("memory store {path}: entry {id}: {problem}")]
     Corrupt {
@@ -113,6 +136,10 @@ pub struct Entry {
     /// Its pieces beyond the whole entry (none when the entry is one plain window).
     #[serde(skip)]
     pub pieces: Vec<StoredPiece>,
+    /// How many assembled prompts it was offered to.
+    pub hits: u32,
+    /// For an operator rule: marked proven by the operator.
+    pub proven: bool,
 }
 
 /// One stored piece of an entry and its embedding.
@@ -132,6 +159,12 @@ impl Entry {
     /// Whether the kind carries instructions (excluded before scoring).
     pub fn is_instruction_like(&self) -> bool {
         INSTRUCTION_KINDS.contains(&self.kind.as_str())
+    }
+
+    /// Whether it is an operator rule promoted to the mandatory rules: proven, or offered to
+    /// [`PROMOTION_HITS`] prompts. Only [`RULE_KIND`] entries can be.
+    pub fn is_promoted_rule(&self) -> bool {
+        self.kind == RULE_KIND && (self.proven || self.hits >= PROMOTION_HITS)
     }
 
     /// Whether its pieces are missing or stale, so screening sees only the whole entry until
@@ -176,6 +209,9 @@ impl std::fmt::Debug for MemoryStore {
 }
 
 fn check_kind(kind: &str) -> Result<()> {
+    if kind == RULE_KIND {
+        return Err(MemoryError::RuleThroughAdd);
+    }
     if REFERENCE_KINDS.contains(&kind) || INSTRUCTION_KINDS.contains(&kind) {
         Ok(())
     } else {
@@ -317,6 +353,22 @@ impl MemoryStore {
             conn.execute_batch("ALTER TABLE entries ADD COLUMN prepare_version INTEGER")
                 .map_err(sql)?;
         }
+        // Stores from before hit counts and rules: every entry starts at 0 hits, unproven.
+        let columns = |name: &str| -> rusqlite::Result<bool> {
+            conn.query_row(
+                "SELECT count(*) FROM pragma_table_info('entries') WHERE name = ?1",
+                [name],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| n > 0)
+        };
+        if !columns("hits").map_err(sql)? {
+            conn.execute_batch(
+                "ALTER TABLE entries ADD COLUMN hits INTEGER NOT NULL DEFAULT 0;
+                 ALTER TABLE entries ADD COLUMN proven INTEGER NOT NULL DEFAULT 0;",
+            )
+            .map_err(sql)?;
+        }
         Ok(Self {
             path: path.to_path_buf(),
             conn,
@@ -372,6 +424,91 @@ impl MemoryStore {
         source: &str,
     ) -> Result<i64> {
         check_kind(kind)?;
+        self.insert(model, kind, text, source)
+    }
+
+    /// Adds an operator's rule (kind [`RULE_KIND`]), `proven` or not; the operator's path only
+    /// (`switchyard memory rule add`). Until promoted (see [`Entry::is_promoted_rule`]) it is
+    /// offered to related tasks like a memory entry, and screened like one. Adding the same
+    /// rule again returns its id, and marks it proven when asked.
+    pub fn add_rule(
+        &mut self,
+        model: &dyn Embedder,
+        text: &str,
+        proven: bool,
+        source: &str,
+    ) -> Result<i64> {
+        let id = self.insert(model, RULE_KIND, text, source)?;
+        if proven {
+            self.prove(id, true)?;
+        }
+        Ok(id)
+    }
+
+    /// Marks an operator rule proven (promoted at once) or not. `Ok(false)` when there is no
+    /// entry `id`; an error for an entry that is not a rule.
+    pub fn prove(&mut self, id: i64, proven: bool) -> Result<bool> {
+        let kind: Option<String> = self
+            .conn
+            .query_row("SELECT kind FROM entries WHERE id = ?1", [id], |r| r.get(0))
+            .optional()
+            .map_err(|e| self.sql(e))?;
+        match kind {
+            None => Ok(false),
+            Some(kind) if kind != RULE_KIND => {
+                Err(MemoryError::NotARule { path: self.path.clone(), id, kind })
+            }
+            Some(_) => {
+                self.conn
+                    .execute("UPDATE entries SET proven = ?1 WHERE id = ?2", params![proven, id])
+                    .map_err(|e| self.sql(e))?;
+                if let Some(e) = self.cache.iter_mut().find(|e| e.id == id) {
+                    e.proven = proven;
+                }
+                Ok(true)
+            }
+        }
+    }
+
+    /// Counts one more prompt for each of `ids` (the entries an assembly injected), in one
+    /// transaction. Counts are bookkeeping, not data: they are written without waiting for the
+    /// disk (WAL, synchronous NORMAL), so an assembly does not pay for an fsync.
+    pub fn record_hits(&mut self, ids: &[i64]) -> Result<()> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let path = self.path.clone();
+        let sql = |source| MemoryError::Sqlite { path: path.clone(), source };
+        self.conn.pragma_update(None, "synchronous", "NORMAL").map_err(sql)?;
+        let written = (|| {
+            let tx = self.conn.transaction()?;
+            for id in ids {
+                tx.execute("UPDATE entries SET hits = hits + 1 WHERE id = ?1", [id])?;
+            }
+            tx.commit()
+        })();
+        self.conn.pragma_update(None, "synchronous", "FULL").map_err(sql)?;
+        written.map_err(sql)?;
+        // Our own writes do not move `data_version`: keep the cache in step by hand.
+        for e in self.cache.iter_mut().filter(|e| ids.contains(&e.id)) {
+            e.hits = e.hits.saturating_add(1);
+        }
+        Ok(())
+    }
+
+    /// The operator rules promoted to the mandatory rules, oldest first.
+    pub fn promoted_rules(&mut self) -> Result<Vec<Entry>> {
+        self.refresh()?;
+        Ok(self.cache.iter().filter(|e| e.is_promoted_rule()).cloned().collect())
+    }
+
+    fn insert(
+        &mut self,
+        model: &dyn Embedder,
+        kind: &str,
+        text: &str,
+        source: &str,
+    ) -> Result<i64> {
         if text.trim().is_empty() {
             return Err(MemoryError::EmptyText);
         }
@@ -503,7 +640,7 @@ impl MemoryStore {
         let mut st = self
             .conn
             .prepare(
-                "SELECT id, kind, text, created_at, source, embedding, prepare_version FROM entries ORDER BY id",
+                "SELECT id, kind, text, created_at, source, embedding, prepare_version, hits, proven FROM entries ORDER BY id",
             )
             .map_err(|e| self.sql(e))?;
         let rows = st
@@ -516,12 +653,14 @@ impl MemoryStore {
                     r.get::<_, String>(4)?,
                     r.get::<_, Vec<u8>>(5)?,
                     r.get::<_, Option<i64>>(6)?,
+                    r.get::<_, i64>(7)?,
+                    r.get::<_, bool>(8)?,
                 ))
             })
             .map_err(|e| MemoryError::Sqlite { path: self.path.clone(), source: e })?;
         let mut out = Vec::new();
         for row in rows {
-            let (id, kind, text, created_at, source, blob, prepare_version) =
+            let (id, kind, text, created_at, source, blob, prepare_version, hits, proven) =
                 row.map_err(|e| MemoryError::Sqlite { path: self.path.clone(), source: e })?;
             let embedding = self.floats(id, &blob)?;
             out.push(Entry {
@@ -533,6 +672,8 @@ impl MemoryStore {
                 embedding,
                 prepare_version: prepare_version.and_then(|v| u32::try_from(v).ok()),
                 pieces: Vec::new(),
+                hits: u32::try_from(hits).unwrap_or(0),
+                proven,
             });
         }
         drop(st);

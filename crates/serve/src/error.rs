@@ -103,7 +103,7 @@ impl From<switchyard_memory::MemoryError> for ApiError {
         use switchyard_memory::MemoryError as M;
         let message = error_chain(&e);
         match e {
-            M::BadKind { .. } | M::EmptyText => Self::bad_request(message),
+            M::BadKind { .. } | M::EmptyText | M::RuleThroughAdd => Self::bad_request(message),
             // Locked or busy past the store's busy timeout: nothing was written; retry.
             M::Sqlite { .. } => Self::unavailable(message),
             M::ModelMismatch { .. } => Self { status: StatusCode::CONFLICT, message },

@@ -314,6 +314,8 @@ pub struct Context {
     pub git: Option<GitContext>,
     /// Environment.
     pub env: EnvContext,
+    /// The operator's rules promoted from memory into the trusted `MANDATORY RULES` layer.
+    pub promoted_rules: Vec<String>,
     /// Memory entries included (untrusted).
     pub memories: Vec<String>,
     /// Activity entries included (untrusted).
@@ -420,6 +422,8 @@ pub struct Assembler {
 /// What the untrusted layer gets from the memory store.
 #[derive(Debug, Default)]
 struct UntrustedPart {
+    /// The operator's rules promoted to the trusted mandatory rules (never searched again).
+    promoted_rules: Vec<String>,
     memories: Vec<String>,
     activity: Vec<String>,
     filtered: usize,
@@ -460,6 +464,7 @@ impl Assembler {
                 field: "memory",
                 message: "memory store lock poisoned".into(),
             })?;
+            part.promoted_rules = store.promoted_rules()?.into_iter().map(|e| e.text).collect();
             // Memory rows live in the model's space: when the cascade answered the routing
             // statically, a non-empty store still needs the model's embedding of the task.
             let embedding = match &decision.embedding {
@@ -486,6 +491,7 @@ impl Assembler {
                 let hits: Vec<_> = found
                     .hits
                     .into_iter()
+                    .filter(|h| !h.entry.is_promoted_rule())
                     .filter(|h| seen.insert(crate::render::sha256(h.entry.text.trim())))
                     .collect();
                 let entries: Vec<ScreenEntry<'_>> = hits
@@ -509,13 +515,20 @@ impl Assembler {
                 }
                 part.screened_out = report.dropped_count;
                 part.filtered += report.dropped_count;
+                let mut offered = Vec::new();
                 for v in &report.kept {
                     let e = &hits[v.entry].entry;
+                    offered.push(e.id);
                     if e.kind == "activity" {
                         part.activity.push(e.text.clone())
                     } else {
                         part.memories.push(e.text.clone())
                     }
+                }
+                // Hit counts are what promotes an operator's rule; losing one is not worth
+                // failing the assembly.
+                if let Err(e) = store.record_hits(&offered) {
+                    diagnostics.push(format!("memory hit counts not recorded: {e}"));
                 }
             }
         }
@@ -644,8 +657,14 @@ impl Assembler {
                 UntrustedPart::default()
             })
         };
-        let UntrustedPart { memories, activity, filtered, screened_out, embedding_calls } =
-            untrusted;
+        let UntrustedPart {
+            promoted_rules,
+            memories,
+            activity,
+            filtered,
+            screened_out,
+            embedding_calls,
+        } = untrusted;
         let memory_embedding_calls = embedding_calls;
         let memory_ms = ms(tm);
 
@@ -771,6 +790,13 @@ impl Assembler {
                 stable_layers.push(text.clone());
             }
             stable_layers.push(layer("rules", H_RULES, &rules, f.rules));
+            if !promoted_rules.is_empty() {
+                let body: String = promoted_rules
+                    .iter()
+                    .map(|r| format!("- {}\n", neutralize(r.trim())))
+                    .collect();
+                stable_layers.push(layer("mandatory_rules", H_MANDATORY_RULES, &body, f.rules));
+            }
             stable_layers.push(layer("tools", H_TOOLS, &tools_text, f.tools));
         }
         let stable = stable_layers.join("\n");
@@ -894,6 +920,7 @@ impl Assembler {
             context: Context {
                 git,
                 env,
+                promoted_rules,
                 memories,
                 activity,
                 filtered_count: filtered,

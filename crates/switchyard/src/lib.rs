@@ -46,8 +46,8 @@ pub use crate::history::{
 };
 pub use crate::prompts::{DEFAULT_CONSTITUTION, DEFAULT_RULES};
 pub use crate::render::{
-    CACHE_BOUNDARY, CLOSE_TAG, H_BOOTSTRAP, H_CONSTITUTION, H_RULES, H_RUNTIME, H_TASK, H_TOOLS,
-    H_TURN, H_UNTRUSTED, OPEN_TAG, TokenCounter, neutralize,
+    CACHE_BOUNDARY, CLOSE_TAG, H_BOOTSTRAP, H_CONSTITUTION, H_MANDATORY_RULES, H_RULES, H_RUNTIME,
+    H_TASK, H_TOOLS, H_TURN, H_UNTRUSTED, OPEN_TAG, TokenCounter, neutralize,
 };
 pub use crate::screening::{screen_entry, screen_texts};
 pub use crate::trace::{TraceLog, TraceRecord, TraceStats, trace_stats};

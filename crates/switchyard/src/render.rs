@@ -8,6 +8,8 @@ use std::sync::Mutex;
 pub const H_CONSTITUTION: &str = "# CONSTITUTION (IMMUTABLE)";
 /// Rules heading.
 pub const H_RULES: &str = "# RULES";
+/// Heading of the operator's rules promoted from memory (proven, or offered to three prompts).
+pub const H_MANDATORY_RULES: &str = "# MANDATORY RULES (FROM THE OPERATOR, TRUSTED)";
 /// Tools and skills heading.
 pub const H_TOOLS: &str = "# TOOLS & SKILLS";
 /// Runtime context heading.
