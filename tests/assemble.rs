@@ -410,7 +410,7 @@ fn an_operator_rule_offered_to_three_prompts_becomes_a_mandatory_rule() {
         assert!(out.context.promoted_rules.is_empty(), "round {round}: {:?}", out.context);
         assert!(!out.prompt.contains(switchyard::H_MANDATORY_RULES));
         assert!(out.context.memories.iter().any(|m| m == rule), "offered as reference first");
-        assert!(out.diagnostics.is_empty(), "{:?}", out.diagnostics);
+        assert!(!out.diagnostics.iter().any(|d| d.contains("hit counts")), "{:?}", out.diagnostics);
     }
     let out = a.assemble(task, &fixed_root()).unwrap();
     assert_eq!(out.context.promoted_rules, vec![rule.to_string()]);
