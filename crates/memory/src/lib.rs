@@ -24,7 +24,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use switchyard_embed::{Embedder, Fingerprint};
-use switchyard_untrusted::{Origin, PREPARE_VERSION, PrepareConfig, prepare};
+use switchyard_untrusted::{Origin, PREPARE_VERSION, PrepareConfig};
 
 /// Kinds that carry instructions rather than facts; they are never offered to a task.
 pub const INSTRUCTION_KINDS: &[&str] = &["system", "meta", "override", "instruction", "prompt"];
@@ -37,82 +37,13 @@ pub const RULE_KIND: &str = "rule";
 /// the operator marks proven.
 pub const PROMOTION_HITS: u32 = 3;
 
-/// Store errors; each names the database file.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum MemoryError {
-    /// SQLite failed.
-    #[error("memory store {path}: {source}")]
-    Sqlite {
-        /// The database.
-        path: PathBuf,
-        /// The error.
-        source: rusqlite::Error,
-    },
-    /// The model could not embed the text.
-    #[error("memory store {path}: {source}")]
-    Embed {
-        /// The database.
-        path: PathBuf,
-        /// The error.
-        source: switchyard_embed::EmbedError,
-    },
-    /// The entries were embedded by another model.
-    #[error(
-        "memory store {path} holds embeddings of model {stored} but model {given} ({given_fingerprint}) was given; run `switchyard memory reembed --db {path} --index <index>` to migrate"
-    )]
-    ModelMismatch {
-        /// The database.
-        path: PathBuf,
-        /// Fingerprint stored.
-        stored: String,
-        /// Model given.
-        given: String,
-        /// Its fingerprint.
-        given_fingerprint: String,
-    },
-    /// A kind outside the known set.
-    #[error("memory kind {kind:?} is not known; use one of {allowed}")]
-    BadKind {
-        /// The kind given.
-        kind: String,
-        /// The kinds allowed.
-        allowed: String,
-    },
-    /// Empty text.
-    #[error("memory text is empty; nothing to store")]
-    EmptyText,
-    /// An attempt to write an operator rule as an ordinary entry.
-    #[error(
-        "memory kind \"rule\" is for the operator's rules: add one with `switchyard memory rule add` (or MemoryStore::add_rule), never as an ordinary entry"
-    )]
-    RuleThroughAdd,
-    /// `prove` of an entry that is not an operator rule.
-    #[error(
-        "memory store {path}: entry {id} is a {kind} entry, not an operator rule; only rules can be proven"
-    )]
-    NotARule {
-        /// The database.
-        path: PathBuf,
-        /// The entry.
-        id: i64,
-        /// Its kind.
-        kind: String,
-    },
-    /// A stored row is damaged.
-    #[error("memory store {path}: entry {id}: {problem}")]
-    Corrupt {
-        /// The database.
-        path: PathBuf,
-        /// The entry.
-        id: i64,
-        /// What is wrong.
-        problem: String,
-    },
-}
+mod error;
+mod pieces;
+mod rules;
 
-/// The result type of this crate.
-pub type Result<T, E = MemoryError> = std::result::Result<T, E>;
+pub use error::{MemoryError, Result};
+pub use pieces::{EmbeddedEntry, embed_for_screening, screening_texts};
+use pieces::{insert_pieces, to_blob};
 
 /// One stored entry.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -225,87 +156,6 @@ fn check_kind(kind: &str) -> Result<()> {
                 .join(", "),
         })
     }
-}
-
-fn to_blob(v: &[f32]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
-/// The texts to embed for one entry: the whole text first, then every piece that is not just
-/// the whole text again (a short plain entry is embedded once), with the pieces' spans.
-pub fn screening_texts(
-    text: &str,
-    config: &PrepareConfig,
-) -> (Vec<String>, Vec<(usize, usize, Origin)>) {
-    let pieces = prepare(text, config);
-    let only_itself =
-        pieces.len() == 1 && pieces[0].origin == Origin::Window && pieces[0].text == text.trim();
-    let mut texts = vec![text.to_string()];
-    let mut spans = Vec::new();
-    if !only_itself {
-        for p in pieces {
-            spans.push((p.start, p.end, p.origin));
-            texts.push(p.text);
-        }
-    }
-    (texts, spans)
-}
-
-/// An untrusted text embedded for screening: as a whole, and piece by piece.
-#[derive(Debug, Clone, PartialEq)]
-pub struct EmbeddedEntry {
-    /// The whole text's unit embedding.
-    pub embedding: Vec<f32>,
-    /// Its pieces (none when the text is one plain window).
-    pub pieces: Vec<StoredPiece>,
-}
-
-/// Embeds texts for screening exactly as `add` stores them, batching every text and piece
-/// through the model in chunks of 64: what `screen` and `eval injection` measure is what an
-/// assembly sees.
-pub fn embed_for_screening(
-    model: &dyn Embedder,
-    texts: &[&str],
-    config: &PrepareConfig,
-) -> Result<Vec<EmbeddedEntry>, switchyard_embed::EmbedError> {
-    let prepared: Vec<_> = texts.iter().map(|t| screening_texts(t, config)).collect();
-    let all: Vec<&str> = prepared.iter().flat_map(|(t, _)| t.iter().map(String::as_str)).collect();
-    let mut vectors = Vec::with_capacity(all.len());
-    for chunk in all.chunks(64) {
-        vectors.extend(model.embed_batch(chunk)?);
-    }
-    let mut it = vectors.into_iter();
-    Ok(prepared.into_iter().map(|(_, spans)| EmbeddedEntry::take(spans, &mut it)).collect())
-}
-
-impl EmbeddedEntry {
-    /// Takes the whole embedding and one per span from `vectors`, in [`screening_texts`] order.
-    pub fn take(
-        spans: Vec<(usize, usize, Origin)>,
-        vectors: &mut impl Iterator<Item = Vec<f32>>,
-    ) -> Self {
-        let embedding = vectors.next().unwrap_or_default();
-        let pieces = spans
-            .into_iter()
-            .zip(vectors)
-            .map(|((start, end, origin), embedding)| StoredPiece { start, end, origin, embedding })
-            .collect();
-        Self { embedding, pieces }
-    }
-}
-
-fn insert_pieces(
-    tx: &rusqlite::Transaction<'_>,
-    id: i64,
-    pieces: &[StoredPiece],
-) -> rusqlite::Result<()> {
-    for (seq, p) in pieces.iter().enumerate() {
-        tx.execute(
-            "INSERT INTO pieces (entry_id, seq, start, end, origin, embedding) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![id, seq as i64, p.start as i64, p.end as i64, p.origin.as_str(), to_blob(&p.embedding)],
-        )?;
-    }
-    Ok(())
 }
 
 impl MemoryStore {
@@ -425,81 +275,6 @@ impl MemoryStore {
     ) -> Result<i64> {
         check_kind(kind)?;
         self.insert(model, kind, text, source)
-    }
-
-    /// Adds an operator's rule (kind [`RULE_KIND`]), `proven` or not; the operator's path only
-    /// (`switchyard memory rule add`). Until promoted (see [`Entry::is_promoted_rule`]) it is
-    /// offered to related tasks like a memory entry, and screened like one. Adding the same
-    /// rule again returns its id, and marks it proven when asked.
-    pub fn add_rule(
-        &mut self,
-        model: &dyn Embedder,
-        text: &str,
-        proven: bool,
-        source: &str,
-    ) -> Result<i64> {
-        let id = self.insert(model, RULE_KIND, text, source)?;
-        if proven {
-            self.prove(id, true)?;
-        }
-        Ok(id)
-    }
-
-    /// Marks an operator rule proven (promoted at once) or not. `Ok(false)` when there is no
-    /// entry `id`; an error for an entry that is not a rule.
-    pub fn prove(&mut self, id: i64, proven: bool) -> Result<bool> {
-        let kind: Option<String> = self
-            .conn
-            .query_row("SELECT kind FROM entries WHERE id = ?1", [id], |r| r.get(0))
-            .optional()
-            .map_err(|e| self.sql(e))?;
-        match kind {
-            None => Ok(false),
-            Some(kind) if kind != RULE_KIND => {
-                Err(MemoryError::NotARule { path: self.path.clone(), id, kind })
-            }
-            Some(_) => {
-                self.conn
-                    .execute("UPDATE entries SET proven = ?1 WHERE id = ?2", params![proven, id])
-                    .map_err(|e| self.sql(e))?;
-                if let Some(e) = self.cache.iter_mut().find(|e| e.id == id) {
-                    e.proven = proven;
-                }
-                Ok(true)
-            }
-        }
-    }
-
-    /// Counts one more prompt for each of `ids` (the entries an assembly injected), in one
-    /// transaction. Counts are bookkeeping, not data: they are written without waiting for the
-    /// disk (WAL, synchronous NORMAL), so an assembly does not pay for an fsync.
-    pub fn record_hits(&mut self, ids: &[i64]) -> Result<()> {
-        if ids.is_empty() {
-            return Ok(());
-        }
-        let path = self.path.clone();
-        let sql = |source| MemoryError::Sqlite { path: path.clone(), source };
-        self.conn.pragma_update(None, "synchronous", "NORMAL").map_err(sql)?;
-        let written = (|| {
-            let tx = self.conn.transaction()?;
-            for id in ids {
-                tx.execute("UPDATE entries SET hits = hits + 1 WHERE id = ?1", [id])?;
-            }
-            tx.commit()
-        })();
-        self.conn.pragma_update(None, "synchronous", "FULL").map_err(sql)?;
-        written.map_err(sql)?;
-        // Our own writes do not move `data_version`: keep the cache in step by hand.
-        for e in self.cache.iter_mut().filter(|e| ids.contains(&e.id)) {
-            e.hits = e.hits.saturating_add(1);
-        }
-        Ok(())
-    }
-
-    /// The operator rules promoted to the mandatory rules, oldest first.
-    pub fn promoted_rules(&mut self) -> Result<Vec<Entry>> {
-        self.refresh()?;
-        Ok(self.cache.iter().filter(|e| e.is_promoted_rule()).cloned().collect())
     }
 
     fn insert(

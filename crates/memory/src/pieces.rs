@@ -1,0 +1,88 @@
+//! What screening reads of an untrusted text: the whole text's embedding and one per piece
+//! (windows, de-obfuscated text, decoded payloads), computed once, when the text is written.
+
+use crate::StoredPiece;
+use rusqlite::params;
+use switchyard_embed::Embedder;
+use switchyard_untrusted::{Origin, PrepareConfig, prepare};
+
+pub(crate) fn to_blob(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// The texts to embed for one entry: the whole text first, then every piece that is not just
+/// the whole text again (a short plain entry is embedded once), with the pieces' spans.
+pub fn screening_texts(
+    text: &str,
+    config: &PrepareConfig,
+) -> (Vec<String>, Vec<(usize, usize, Origin)>) {
+    let pieces = prepare(text, config);
+    let only_itself =
+        pieces.len() == 1 && pieces[0].origin == Origin::Window && pieces[0].text == text.trim();
+    let mut texts = vec![text.to_string()];
+    let mut spans = Vec::new();
+    if !only_itself {
+        for p in pieces {
+            spans.push((p.start, p.end, p.origin));
+            texts.push(p.text);
+        }
+    }
+    (texts, spans)
+}
+
+/// An untrusted text embedded for screening: as a whole, and piece by piece.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EmbeddedEntry {
+    /// The whole text's unit embedding.
+    pub embedding: Vec<f32>,
+    /// Its pieces (none when the text is one plain window).
+    pub pieces: Vec<StoredPiece>,
+}
+
+/// Embeds texts for screening exactly as `add` stores them, batching every text and piece
+/// through the model in chunks of 64: what `screen` and `eval injection` measure is what an
+/// assembly sees.
+pub fn embed_for_screening(
+    model: &dyn Embedder,
+    texts: &[&str],
+    config: &PrepareConfig,
+) -> Result<Vec<EmbeddedEntry>, switchyard_embed::EmbedError> {
+    let prepared: Vec<_> = texts.iter().map(|t| screening_texts(t, config)).collect();
+    let all: Vec<&str> = prepared.iter().flat_map(|(t, _)| t.iter().map(String::as_str)).collect();
+    let mut vectors = Vec::with_capacity(all.len());
+    for chunk in all.chunks(64) {
+        vectors.extend(model.embed_batch(chunk)?);
+    }
+    let mut it = vectors.into_iter();
+    Ok(prepared.into_iter().map(|(_, spans)| EmbeddedEntry::take(spans, &mut it)).collect())
+}
+
+impl EmbeddedEntry {
+    /// Takes the whole embedding and one per span from `vectors`, in [`screening_texts`] order.
+    pub fn take(
+        spans: Vec<(usize, usize, Origin)>,
+        vectors: &mut impl Iterator<Item = Vec<f32>>,
+    ) -> Self {
+        let embedding = vectors.next().unwrap_or_default();
+        let pieces = spans
+            .into_iter()
+            .zip(vectors)
+            .map(|((start, end, origin), embedding)| StoredPiece { start, end, origin, embedding })
+            .collect();
+        Self { embedding, pieces }
+    }
+}
+
+pub(crate) fn insert_pieces(
+    tx: &rusqlite::Transaction<'_>,
+    id: i64,
+    pieces: &[StoredPiece],
+) -> rusqlite::Result<()> {
+    for (seq, p) in pieces.iter().enumerate() {
+        tx.execute(
+            "INSERT INTO pieces (entry_id, seq, start, end, origin, embedding) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![id, seq as i64, p.start as i64, p.end as i64, p.origin.as_str(), to_blob(&p.embedding)],
+        )?;
+    }
+    Ok(())
+}

@@ -1,0 +1,169 @@
+//! The untrusted parts of a prompt: memory found for the task and the conversation history,
+//! both screened for injected instructions before anything reaches the prompt.
+
+use super::{AssembleError, Assembler, Result};
+use std::sync::Arc;
+use switchyard_router::{AnsweredBy, Decision, ScreenEntry};
+
+/// What the untrusted layer gets from the memory store.
+#[derive(Debug, Default)]
+pub(super) struct UntrustedPart {
+    /// The operator's rules promoted to the trusted mandatory rules (never searched again).
+    pub(super) promoted_rules: Vec<String>,
+    pub(super) memories: Vec<String>,
+    pub(super) activity: Vec<String>,
+    pub(super) filtered: usize,
+    pub(super) screened_out: usize,
+    pub(super) embedding_calls: u32,
+}
+
+impl Assembler {
+    /// Memory search and screening for one task: the reference entries nearest the task's
+    /// embedding, instruction-like kinds excluded, then injection screening of the survivors.
+    pub(super) fn untrusted_part(
+        &self,
+        task: &str,
+        decision: &Decision,
+        diagnostics: &mut Vec<String>,
+    ) -> Result<UntrustedPart> {
+        let mut part = UntrustedPart::default();
+        if let Some(store) = &self.memory {
+            let store = store
+                .as_ref()
+                .map_err(|message| AssembleError::MemoryUnavailable { message: message.clone() })?;
+            let mut store = store.lock().map_err(|_| AssembleError::Config {
+                field: "memory",
+                message: "memory store lock poisoned".into(),
+            })?;
+            part.promoted_rules = store.promoted_rules()?.into_iter().map(|e| e.text).collect();
+            // Memory rows live in the model's space: when the cascade answered the routing
+            // statically, a non-empty store still needs the model's embedding of the task.
+            let embedding = match &decision.embedding {
+                Some(e) => Some(Arc::clone(e)),
+                None if decision.answered_by == AnsweredBy::Static && !store.list()?.is_empty() => {
+                    part.embedding_calls = 1;
+                    Some(self.router.task_embedding(task)?)
+                }
+                None => None,
+            };
+            if let Some(embedding) = embedding {
+                let min = self.router.index().meta().thresholds.memory_min;
+                let found = store.search_with_excluded(
+                    &embedding,
+                    self.router.embedder().fingerprint(),
+                    min,
+                    self.config.max_memories,
+                )?;
+                // Counted only when it would otherwise have taken a slot.
+                part.filtered += found.excluded;
+                // The same text stored twice (two kinds, or before adds were idempotent) is
+                // injected once: the best-scoring copy.
+                let mut seen = std::collections::HashSet::new();
+                let hits: Vec<_> = found
+                    .hits
+                    .into_iter()
+                    .filter(|h| !h.entry.is_promoted_rule())
+                    .filter(|h| seen.insert(crate::render::sha256(h.entry.text.trim())))
+                    .collect();
+                let entries: Vec<ScreenEntry<'_>> = hits
+                    .iter()
+                    .map(|h| {
+                        crate::screen_entry(
+                            &h.entry.text,
+                            &h.entry.embedding,
+                            &h.entry.pieces,
+                            true,
+                        )
+                    })
+                    .collect();
+                let report = self.router.screen(&entries)?;
+                let stale = hits.iter().filter(|h| h.entry.needs_reembed()).count();
+                if stale > 0 {
+                    diagnostics.push(format!(
+                        "{stale} memory entries were stored without window embeddings and were screened as a whole only; run `switchyard memory reembed --db {} --index <index>` to screen them window by window",
+                        store.path().display()
+                    ));
+                }
+                part.screened_out = report.dropped_count;
+                part.filtered += report.dropped_count;
+                let mut offered = Vec::new();
+                for v in &report.kept {
+                    let e = &hits[v.entry].entry;
+                    offered.push(e.id);
+                    if e.kind == "activity" {
+                        part.activity.push(e.text.clone())
+                    } else {
+                        part.memories.push(e.text.clone())
+                    }
+                }
+                // Hit counts are what promotes an operator's rule; losing one is not worth
+                // failing the assembly.
+                if let Err(e) = store.record_hits(&offered) {
+                    diagnostics.push(format!("memory hit counts not recorded: {e}"));
+                }
+            }
+        }
+        Ok(part)
+    }
+
+    /// The history layer (heading, wrapper, body within its share) and how it was fitted.
+    /// Entries to screen that were not seen before are embedded in one batch; if that fails
+    /// they are left out (fail-safe), with a diagnostic.
+    pub(super) fn history_layer(
+        &self,
+        history: &[crate::history::HistoryEntry],
+        diagnostics: &mut Vec<String>,
+        embedding_calls: &mut u32,
+    ) -> (String, crate::history::HistoryReport) {
+        use crate::history::*;
+        let skip = history.len().saturating_sub(MAX_HISTORY_ENTRIES);
+        let entries = &history[skip..];
+        let mut report = HistoryReport {
+            entries: entries.len(),
+            dropped_by_cap: skip,
+            ..HistoryReport::default()
+        };
+        let memo = &self.history_memo;
+        let mut flagged: Vec<Option<bool>> = entries
+            .iter()
+            .map(|e| if e.needs_screening() { memo.verdict(&e.content) } else { Some(false) })
+            .collect();
+        let unseen: Vec<usize> = (0..entries.len()).filter(|&i| flagged[i].is_none()).collect();
+        if !unseen.is_empty() {
+            let texts: Vec<&str> = unseen.iter().map(|&i| entries[i].content.as_str()).collect();
+            match crate::screen_texts(&self.router, &texts) {
+                Ok((screen, embedded)) => {
+                    *embedding_calls += embedded as u32;
+                    for v in screen.kept.iter().chain(&screen.dropped) {
+                        let i = unseen[v.entry];
+                        flagged[i] = Some(v.flagged);
+                        memo.remember(&entries[i].content, v.flagged);
+                    }
+                }
+                Err(e) => diagnostics.push(format!(
+                    "history screening unavailable, {} tool results and other agents' messages left out: {e}",
+                    unseen.len()
+                )),
+            }
+        }
+        // Unscreened (screening failed) counts as flagged: left out, never injected unchecked.
+        let flagged: Vec<bool> = flagged.into_iter().map(|f| f.unwrap_or(true)).collect();
+        report.flagged = (0..entries.len()).filter(|&i| flagged[i]).map(|i| i + skip).collect();
+        let share = (self.config.budget as f32 * self.config.history_share) as usize;
+        let body = fit(
+            entries,
+            &flagged,
+            share.saturating_sub(24),
+            self.config.counter,
+            memo,
+            &mut report,
+        );
+        if report.truncated {
+            diagnostics.push(format!(
+                "history: {} earlier turns condensed and cut to fit {share} tokens",
+                report.condensed
+            ));
+        }
+        (format!("{H_HISTORY}\n{HISTORY_OPEN}\n{body}\n{HISTORY_CLOSE}\n"), report)
+    }
+}
