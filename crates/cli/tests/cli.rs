@@ -275,6 +275,19 @@ fn a_bad_tokenizer_flag_is_refused_before_any_work() {
 }
 
 #[test]
+fn a_garbage_log_level_is_refused_with_the_levels_it_takes_before_any_work() {
+    let o = run(&["--log", "loud", "route", "fix it", "--index", "no-such.idx"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(err.contains("'loud'") && err.contains("--log"), "{err}");
+    for level in ["error", "warn", "info", "debug", "trace"] {
+        assert!(err.contains(level), "the message lists {level}: {err}");
+    }
+    // Refused while parsing the flags: the missing index is never reached.
+    assert!(!err.contains("no-such.idx"), "{err}");
+}
+
+#[test]
 fn e5_kept_in_its_q4_0_blocks_gives_exactly_the_dequantized_vectors() {
     let Some(_) = provisioned("e5-small", "e5-small-q4.bin") else { return };
     let embed = |weights: &str| {
