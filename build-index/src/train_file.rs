@@ -322,4 +322,17 @@ mod tests {
         assert!(rows[0].attack && !rows[1].attack);
         assert!(name.starts_with("t.jsonl sha256:"), "{name}");
     }
+
+    /// The opt-in files shipped in `build-index/data` load as training files: every row
+    /// well-formed, the documents and the contact texts all benign.
+    #[test]
+    fn the_shipped_opt_in_files_load_and_are_all_benign() {
+        let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("data");
+        for (file, at_least) in [(CATALOG_DOCUMENTS_FILE, 30), ("benign-contacts.jsonl", 60)] {
+            let (rows, name) = load_injection_train(&data.join(file)).unwrap();
+            assert!(rows.len() >= at_least, "{file}: {} rows", rows.len());
+            assert!(rows.iter().all(|r| !r.attack), "{file} holds an attack row");
+            assert!(name.starts_with(&format!("{file} sha256:")), "{name}");
+        }
+    }
 }
