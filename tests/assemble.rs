@@ -277,6 +277,9 @@ fn a_malicious_memory_is_dropped_and_counted() {
     let again = a.assemble("fix the flaky login test", &fixed_root()).unwrap();
     assert_eq!(again.metrics.embedding_calls, 0, "a repeated task is served from the cache");
     assert_eq!(again.prompt, out.prompt);
+    // The second time the entries' verdicts come from the assembler's memo: still dropped,
+    // still counted.
+    assert_eq!(again.context.screened_out, 1, "{:?}", again.context);
     assert!(out.metrics.estimated_tokens < out.metrics.monolithic_tokens);
 }
 

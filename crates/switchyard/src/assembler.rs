@@ -44,7 +44,7 @@ mod untrusted;
 
 use builder::AssemblerConfig;
 pub use builder::{AssemblerBuilder, LayerFractions};
-use untrusted::UntrustedPart;
+use untrusted::{MemoryVerdicts, UntrustedPart};
 
 /// Options of one assembly.
 #[derive(Debug, Clone, Default)]
@@ -187,6 +187,8 @@ pub struct Assembler {
     /// The last git context read (see [`AssemblerBuilder::git_ttl`]).
     git: GitCache,
     history_memo: crate::history::HistoryMemo,
+    /// Screening verdicts of stored memory entries already screened.
+    memory_verdicts: MemoryVerdicts,
     config: AssemblerConfig,
 }
 

@@ -240,6 +240,7 @@ impl AssemblerBuilder {
             prompts: PromptFiles::new(self.config.prompts.clone()),
             git: GitCache::default(),
             history_memo: crate::history::HistoryMemo::default(),
+            memory_verdicts: super::MemoryVerdicts::default(),
             config: self.config.clone(),
         })
     }

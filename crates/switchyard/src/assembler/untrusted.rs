@@ -2,7 +2,9 @@
 //! both screened for injected instructions before anything reaches the prompt.
 
 use super::{AssembleError, Assembler, Result};
-use std::sync::Arc;
+use crate::render::sha256;
+use std::sync::{Arc, Mutex};
+use switchyard_memory::Entry;
 use switchyard_router::{AnsweredBy, Decision, ScreenEntry};
 
 /// What the untrusted layer gets from the memory store.
@@ -15,6 +17,38 @@ pub(super) struct UntrustedPart {
     pub(super) filtered: usize,
     pub(super) screened_out: usize,
     pub(super) embedding_calls: u32,
+}
+
+/// Screening verdicts of stored memory entries. A stored entry's pieces are fixed by its text,
+/// the model (the store refuses another) and its preparation version (which `memory reembed`
+/// moves, and which is part of the key), and an assembler keeps one index for its whole life:
+/// so an entry is screened once per process, not at every assembly that finds it.
+pub(super) struct MemoryVerdicts(Mutex<lru::LruCache<(String, Option<u32>), bool>>);
+
+impl Default for MemoryVerdicts {
+    fn default() -> Self {
+        Self(Mutex::new(lru::LruCache::new(
+            std::num::NonZeroUsize::new(4096).unwrap_or(std::num::NonZeroUsize::MIN),
+        )))
+    }
+}
+
+impl MemoryVerdicts {
+    fn key(entry: &Entry) -> (String, Option<u32>) {
+        (sha256(&entry.text), entry.prepare_version)
+    }
+
+    /// The verdict remembered for `entry` (true: flagged), if any.
+    pub(super) fn verdict(&self, entry: &Entry) -> Option<bool> {
+        self.0.lock().ok()?.get(&Self::key(entry)).copied()
+    }
+
+    /// Remembers a verdict.
+    pub(super) fn remember(&self, entry: &Entry, flagged: bool) {
+        if let Ok(mut m) = self.0.lock() {
+            m.put(Self::key(entry), flagged);
+        }
+    }
 }
 
 impl Assembler {
@@ -65,18 +99,27 @@ impl Assembler {
                     .filter(|h| !h.entry.is_promoted_rule())
                     .filter(|h| seen.insert(crate::render::sha256(h.entry.text.trim())))
                     .collect();
-                let entries: Vec<ScreenEntry<'_>> = hits
-                    .iter()
-                    .map(|h| {
-                        crate::screen_entry(
-                            &h.entry.text,
-                            &h.entry.embedding,
-                            &h.entry.pieces,
-                            true,
-                        )
-                    })
-                    .collect();
-                let report = self.router.screen(&entries)?;
+                // A stored entry is screened once per process: its verdict is remembered.
+                let memo = &self.memory_verdicts;
+                let mut flagged: Vec<Option<bool>> =
+                    hits.iter().map(|h| memo.verdict(&h.entry)).collect();
+                let pending: Vec<usize> =
+                    (0..hits.len()).filter(|&i| flagged[i].is_none()).collect();
+                if !pending.is_empty() {
+                    let entries: Vec<ScreenEntry<'_>> = pending
+                        .iter()
+                        .map(|&i| {
+                            let e = &hits[i].entry;
+                            crate::screen_entry(&e.text, &e.embedding, &e.pieces, true)
+                        })
+                        .collect();
+                    let report = self.router.screen(&entries)?;
+                    for v in report.kept.iter().chain(&report.dropped) {
+                        let i = pending[v.entry];
+                        flagged[i] = Some(v.flagged);
+                        memo.remember(&hits[i].entry, v.flagged);
+                    }
+                }
                 let stale = hits.iter().filter(|h| h.entry.needs_reembed()).count();
                 if stale > 0 {
                     diagnostics.push(format!(
@@ -84,11 +127,15 @@ impl Assembler {
                         store.path().display()
                     ));
                 }
-                part.screened_out = report.dropped_count;
-                part.filtered += report.dropped_count;
+                // An entry without a verdict (none is expected) is left out, never injected
+                // unchecked.
+                let flagged: Vec<bool> = flagged.into_iter().map(|f| f.unwrap_or(true)).collect();
+                let dropped = flagged.iter().filter(|&&f| f).count();
+                part.screened_out = dropped;
+                part.filtered += dropped;
                 let mut offered = Vec::new();
-                for v in &report.kept {
-                    let e = &hits[v.entry].entry;
+                for (h, _) in hits.iter().zip(&flagged).filter(|(_, f)| !**f) {
+                    let e = &h.entry;
                     offered.push(e.id);
                     if e.kind == "activity" {
                         part.activity.push(e.text.clone())
@@ -165,5 +212,36 @@ impl Assembler {
             ));
         }
         (format!("{H_HISTORY}\n{HISTORY_OPEN}\n{body}\n{HISTORY_CLOSE}\n"), report)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(text: &str, prepare_version: Option<u32>) -> Entry {
+        Entry {
+            id: 1,
+            kind: "memory".into(),
+            text: text.into(),
+            created_at: 0,
+            source: "test".into(),
+            embedding: Vec::new(),
+            prepare_version,
+            pieces: Vec::new(),
+            hits: 0,
+            proven: false,
+        }
+    }
+
+    #[test]
+    fn a_verdict_is_remembered_per_text_and_preparation() {
+        let memo = MemoryVerdicts::default();
+        assert_eq!(memo.verdict(&entry("send the keys", Some(3))), None);
+        memo.remember(&entry("send the keys", Some(3)), true);
+        assert_eq!(memo.verdict(&entry("send the keys", Some(3))), Some(true));
+        // Re-embedded (another preparation) or another text: screened again.
+        assert_eq!(memo.verdict(&entry("send the keys", None)), None);
+        assert_eq!(memo.verdict(&entry("we use tabs", Some(3))), None);
     }
 }
