@@ -711,6 +711,9 @@ fn each_assembly_appends_one_trace_line_and_old_lines_are_pruned() {
         ms: Default::default(),
         embedding_calls: 0,
         fallback: None,
+        complexity: None,
+        missing: vec![],
+        clarified: false,
         memory_flagged: 0,
         memory_excluded: 0,
         history_flagged: 0,
@@ -742,4 +745,64 @@ fn each_assembly_appends_one_trace_line_and_old_lines_are_pruned() {
     let stats = switchyard::trace_stats(&log).unwrap();
     assert_eq!((stats.assemblies, stats.sessions), (2, 2));
     assert!(stats.stage_ms.contains_key("route"));
+}
+
+#[test]
+fn an_insufficient_task_gets_a_clarification_line_only_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = hash();
+    let index = build(&default_catalog(), model.as_ref(), dir.path(), "d.idx");
+    let a = assembler(&index, model, None, None);
+    let ask = AssembleOptions { clarify: true, ..fixed_root() };
+    for task in ["fix it", "cuida do problema", "occupe-toi de ce truc"] {
+        let plain = a.assemble(task, &fixed_root()).unwrap();
+        assert!(!plain.decision.analysis.sufficient, "{task}");
+        assert!(!plain.dynamic.contains("Note: the task does not say"), "not asked: {task}");
+        let asked = a.assemble(task, &ask).unwrap();
+        let task_layer = asked.dynamic.split(switchyard::H_TASK).nth(1).unwrap();
+        assert!(task_layer.contains("Note: the task does not say what"), "{task_layer}");
+        assert_eq!(asked.stable, plain.stable, "the hint lives after the cache boundary");
+    }
+    let clear = a.assemble("rename getUser to fetchUser in src/api/client.ts", &ask).unwrap();
+    assert!(clear.decision.analysis.sufficient);
+    assert!(!clear.dynamic.contains("Note: the task does not say"), "{}", clear.dynamic);
+}
+
+#[test]
+fn the_rules_share_grows_with_the_tasks_complexity() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = hash();
+    let index = build(&default_catalog(), model.as_ref(), dir.path(), "d.idx");
+    let prompts = dir.path().join("prompts");
+    std::fs::create_dir_all(prompts.join("rules")).unwrap();
+    std::fs::copy(default_catalog().join("constitution.md"), prompts.join("constitution.md"))
+        .unwrap();
+    let long_rules: String =
+        (1..=80).map(|i| format!("- Rule {i}: keep every change small and tested.\n")).collect();
+    for mode in ["plan", "act", "review"] {
+        std::fs::write(prompts.join("rules").join(format!("{mode}.md")), &long_rules).unwrap();
+    }
+    let mut b = AssemblerBuilder::new(&index);
+    b.prompts_dir(Some(prompts.clone())).budget(4000);
+    let a = b.build(hash()).unwrap();
+    let low = a.assemble("bump the version", &fixed_root()).unwrap();
+    let high = a
+        .assemble(
+            "migrate every service to the new logger, then update the dashboards and delete the \
+             legacy config",
+            &fixed_root(),
+        )
+        .unwrap();
+    assert_eq!(low.decision.analysis.complexity, switchyard::router::Complexity::Low);
+    assert_eq!(high.decision.analysis.complexity, switchyard::router::Complexity::High);
+    let (lo, hi) = (low.metrics.layer_tokens["rules"], high.metrics.layer_tokens["rules"]);
+    assert!(lo < hi, "low {lo} tokens, high {hi}");
+    assert!(hi <= 400 + 16 && lo <= 200 + 16, "within 10% (x1) and 5% (x0.5) of 4000: {lo} {hi}");
+    assert!(low.metrics.truncated_layers.contains(&"rules".to_string()));
+
+    // A scale that would let the rules outgrow their share is refused, naming the setting.
+    let mut bad = AssemblerBuilder::new(&index);
+    bad.rules_scale(switchyard::RulesScale { low: 0.5, medium: 1.0, high: 1.5 });
+    let err = bad.build(hash()).unwrap_err().to_string();
+    assert!(err.contains("rules_scale") && err.contains("0 < x <= 1"), "{err}");
 }

@@ -239,3 +239,19 @@ fn bad_rows_are_refused_naming_file_line_and_field() {
         )
     );
 }
+
+/// The task analysis against the labelled tasks it was never developed on (floors a little
+/// under the measured agreement, so a regression fails and noise does not).
+#[test]
+fn task_analysis_agrees_with_the_labels_it_was_not_developed_on() {
+    for (file, complexity, sufficiency) in
+        [("tests/analysis/heldout.jsonl", 0.90, 0.95), ("tests/analysis/fresh.jsonl", 0.75, 0.85)]
+    {
+        let report = switchyard_eval::eval_analysis(&root().join(file)).unwrap();
+        let o = &report.overall;
+        assert!(o.complexity_accuracy >= complexity, "{file}: {o:?}");
+        assert!(o.sufficiency_accuracy >= sufficiency, "{file}: {o:?}");
+        assert_eq!(o.complexity_off_by_two, 0.0, "{file}: never low for high: {o:?}");
+        assert_eq!(report.per_lang.len(), 5, "{file}: five languages");
+    }
+}

@@ -72,9 +72,11 @@ class Assembler:
         profile: str = "full",
         history: Optional[list[dict[str, str]]] = None,
         session: Optional[str] = None,
+        clarify: bool = False,
     ) -> dict[str, Any]:
         """The prompt and its full account, as `switchyard assemble --json` prints it; the
-        per-turn arguments fill the THIS TURN layer after the cache boundary."""
+        per-turn arguments fill the THIS TURN layer after the cache boundary. `clarify` adds
+        one line to the task when it leaves its intent or target unsaid."""
     def route(
         self,
         task: str,

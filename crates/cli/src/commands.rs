@@ -423,6 +423,10 @@ pub struct AssembleArgs {
     /// A session id, recorded in the trace log.
     #[arg(long)]
     pub session: Option<String>,
+    /// When the task leaves its intent or target unsaid ("fix it", "cuida do problema"), add
+    /// one line to the task layer asking the model to clarify before acting.
+    #[arg(long)]
+    pub clarify: bool,
     /// Print the full account as JSON.
     #[arg(long)]
     pub json: bool,
@@ -468,6 +472,7 @@ pub fn assemble(a: AssembleArgs) -> Result<()> {
         profile: a.profile,
         history,
         session: a.session.clone(),
+        clarify: a.clarify,
     };
     let out = assembler.assemble(&a.task, &options)?;
     if a.repeat > 0 {

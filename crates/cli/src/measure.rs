@@ -29,6 +29,21 @@ pub enum EvalCommand {
     /// Injection screening of an index on labelled samples: ROC AUC, recall at 1%/5% FPR,
     /// precision/recall/F1 at the index's threshold.
     Injection(InjectionArgs),
+    /// Task analysis (complexity; missing intent, target, scope) against labelled tasks:
+    /// agreement overall and per language. No model, no index.
+    Analysis(AnalysisArgs),
+}
+
+/// Arguments of `switchyard eval analysis`.
+#[derive(Args, Debug)]
+pub struct AnalysisArgs {
+    /// Labelled tasks: one {"task", "lang"?, "complexity": low|medium|high, "missing":
+    /// [intent|target|scope]} per line (e.g. tests/analysis/heldout.jsonl).
+    #[arg(long)]
+    pub cases: PathBuf,
+    /// Print the report as JSON (the disagreements included).
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Arguments of `switchyard eval tools`.
@@ -423,6 +438,40 @@ pub fn eval(a: EvalArgs) -> Result<()> {
                 vec![("all", &overall), ("contrast_rule", &contrast), ("whole_text_only", &whole)];
             rows.extend(per.iter().map(|(l, m)| (l.as_str(), m)));
             table(&rows);
+            Ok(())
+        }
+        EvalCommand::Analysis(a) => {
+            let report = switchyard_eval::eval_analysis(&a.cases)?;
+            if a.json {
+                return print_json(&report);
+            }
+            println!(
+                "{} tasks from {}, {:.1} us per task",
+                report.overall.cases, report.cases_file, report.mean_us
+            );
+            let cells = |g: &switchyard_eval::Agreement| {
+                let r = |x: f64| serde_json::json!((x * 1000.0).round() / 1000.0);
+                let mut m = BTreeMap::from([
+                    ("cases".to_string(), serde_json::json!(g.cases)),
+                    ("complexity".to_string(), r(g.complexity_accuracy)),
+                    ("sufficiency".to_string(), r(g.sufficiency_accuracy)),
+                    ("exact_missing".to_string(), r(g.exact_missing)),
+                ]);
+                for (part, x) in &g.missing_accuracy {
+                    m.insert(format!("{part}?"), r(*x));
+                }
+                m
+            };
+            let per: Vec<(String, BTreeMap<String, serde_json::Value>)> =
+                report.per_lang.iter().map(|(l, g)| (format!("lang:{l}"), cells(g))).collect();
+            let overall = cells(&report.overall);
+            let mut rows = vec![("all", &overall)];
+            rows.extend(per.iter().map(|(l, m)| (l.as_str(), m)));
+            table(&rows);
+            println!("complexity, labelled (rows) x analysed (columns), low/medium/high:");
+            for (name, row) in ["low", "medium", "high"].iter().zip(report.confusion) {
+                println!("  {name:<8}{:>5}{:>5}{:>5}", row[0], row[1], row[2]);
+            }
             Ok(())
         }
     }

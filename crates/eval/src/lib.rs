@@ -14,6 +14,7 @@
 
 #[cfg(feature = "candle")]
 pub use crate::adapter::{AdapterTraining, SetSpec, ValidationSplit, train_adapter};
+pub use crate::analysis::{Agreement, AnalysisCase, AnalysisMiss, AnalysisReport, eval_analysis};
 pub use crate::bm25::Bm25;
 pub use crate::cache::{CachedIndex, default_cache_dir};
 pub use crate::cases::{CaseRow, CasesEval, CasesReport, eval_cases};
@@ -27,6 +28,7 @@ pub use crate::tools::{
 
 #[cfg(feature = "candle")]
 pub mod adapter;
+mod analysis;
 pub mod bench;
 mod bm25;
 mod cache;

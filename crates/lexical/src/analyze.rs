@@ -50,6 +50,17 @@ fn fold_into(c: char, out: &mut String) {
     }
 }
 
+/// `text` lowercased with the diacritics of Latin scripts removed, the same folding the
+/// analyser applies to every term (`Überprüfe` → `uberprufe`): for callers that match words
+/// against their own lists.
+pub fn fold(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        fold_into(c, &mut out);
+    }
+    out
+}
+
 /// Splits one segmented word at name boundaries: `_`, `-`, `.`, `:` and a lower-to-upper step.
 fn name_parts(word: &str) -> impl Iterator<Item = &str> {
     let mut parts = Vec::new();
@@ -73,10 +84,7 @@ fn name_parts(word: &str) -> impl Iterator<Item = &str> {
 }
 
 fn push_term(part: &str, out: &mut Vec<String>) {
-    let mut folded = String::with_capacity(part.len());
-    for c in part.chars() {
-        fold_into(c, &mut folded);
-    }
+    let mut folded = fold(part);
     if folded.chars().count() < 2 {
         return;
     }

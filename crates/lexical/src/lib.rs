@@ -26,7 +26,7 @@
 mod analyze;
 mod bm25;
 
-pub use crate::analyze::{ANALYZER_VERSION, STEM_PREFIX, analyze};
+pub use crate::analyze::{ANALYZER_VERSION, STEM_PREFIX, analyze, fold};
 pub use crate::bm25::{Bm25Scorer, LexicalScores, build, build_with};
 pub use switchyard_format::LexicalMeta;
 

@@ -173,7 +173,7 @@ impl PyAssembler {
     /// The prompt for `task` and its full account, as `switchyard assemble --json` prints it.
     /// `retry`, `continuation`, `tool_recovery`, `orchestration`, `context` and `now` fill
     /// this turn's layer after the cache boundary.
-    #[pyo3(signature = (task, *, mode = None, root = None, interactive = false, git_changes = None, retry = None, continuation = None, tool_recovery = None, orchestration = None, context = None, now = false, profile = "full", history = None, session = None))]
+    #[pyo3(signature = (task, *, mode = None, root = None, interactive = false, git_changes = None, retry = None, continuation = None, tool_recovery = None, orchestration = None, context = None, now = false, profile = "full", history = None, session = None, clarify = false))]
     #[allow(clippy::too_many_arguments)] // Python keyword arguments
     fn assemble(
         &self,
@@ -192,6 +192,7 @@ impl PyAssembler {
         profile: &str,
         history: Option<Bound<'_, PyAny>>,
         session: Option<String>,
+        clarify: bool,
     ) -> PyResult<Py<PyAny>> {
         let profile: switchyard::Profile = profile.parse().map_err(PyValueError::new_err)?;
         let history: Vec<switchyard::HistoryEntry> = match history {
@@ -222,6 +223,7 @@ impl PyAssembler {
             profile,
             history,
             session,
+            clarify,
         };
         let a = py.detach(|| self.assembler.assemble(&task, &options).map_err(fail))?;
         to_python(py, &a)

@@ -65,6 +65,9 @@ def test_assemble_is_deterministic_and_shaped_as_the_json(index):
     with pytest.raises(ValueError, match="history"):
         a.assemble("fix it", history=[{"role": "user", "text": "wrong key"}])
     assert a.assemble("fix it", profile="none")["prompt"] == "# TASK\nfix it\n"
+    asked = a.assemble("fix it", clarify=True)
+    assert asked["decision"]["analysis"]["missing"] == ["target", "scope"]
+    assert "Note: the task does not say what to act on" in asked["prompt"]
 
 
 def test_memory_round_trip_and_screened_assembly(index, tmp_path):

@@ -251,6 +251,8 @@ pub struct Decision {
     pub semantic_mode: Option<SemanticCheck>,
     /// Whether the task was recognised as chit-chat.
     pub chitchat: bool,
+    /// How much work the task asks for and what it leaves unsaid (word lists, no model).
+    pub analysis: crate::analysis::TaskAnalysis,
     /// Selected tools, base first then by score.
     pub tools: Vec<Selected>,
     /// Selected skills.

@@ -26,6 +26,7 @@
 //! [`RouterBuilder::cascade`]`(false)` turns it off.
 #![deny(missing_docs)]
 
+pub use crate::analysis::{Complexity, Missing, TaskAnalysis, analyze_task};
 pub use crate::builder::RouterBuilder;
 pub use crate::decision::{
     AnsweredBy, AppliedThresholds, CascadeCheck, Decision, DropReason, Dropped, GateCheck, Metrics,
@@ -36,6 +37,7 @@ pub use crate::router::{RouteOptions, Router, Scratch};
 pub use crate::screen::{PieceRef, PieceVerdict, ScreenEntry, ScreenReport, Verdict};
 pub use switchyard_untrusted::Origin;
 
+pub mod analysis;
 mod builder;
 mod cascade;
 mod decision;

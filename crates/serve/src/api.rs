@@ -64,6 +64,9 @@ pub struct AssembleRequest {
     /// A session id, recorded in the trace log.
     #[serde(default)]
     pub session: Option<String>,
+    /// Ask the model to clarify first when the task leaves its intent or target unsaid.
+    #[serde(default)]
+    pub clarify: bool,
 }
 
 /// `POST /v1/screen`.
@@ -160,6 +163,7 @@ pub async fn assemble(
         profile: req.profile,
         history: req.history,
         session: req.session,
+        clarify: req.clarify,
     };
     let metrics = state.metrics_arc();
     let assembly = state

@@ -134,6 +134,12 @@ async fn assemble_answers_the_prompt_and_its_account() {
     let again =
         call(&s, "POST", "/v1/assemble", Some(r#"{"task": "fix the flaky login test"}"#)).await;
     assert_eq!(again.1["prompt"], a["prompt"]);
+    // An unclear task gets the clarification line when asked, and the analysis says why.
+    let (status, c) =
+        call(&s, "POST", "/v1/assemble", Some(r#"{"task": "fix it", "clarify": true}"#)).await;
+    assert_eq!(status, StatusCode::OK, "{c}");
+    assert_eq!(c["decision"]["analysis"]["sufficient"], false);
+    assert!(c["dynamic"].as_str().unwrap().contains("Note: the task does not say what to act on"));
 }
 
 #[tokio::test]

@@ -43,8 +43,8 @@ mod builder;
 mod untrusted;
 
 use builder::AssemblerConfig;
-pub use builder::{AssemblerBuilder, LayerFractions};
-use untrusted::{MemoryVerdicts, UntrustedPart};
+pub use builder::{AssemblerBuilder, LayerFractions, RulesScale};
+use untrusted::UntrustedPart;
 
 /// Options of one assembly.
 #[derive(Debug, Clone, Default)]
@@ -66,6 +66,10 @@ pub struct AssembleOptions {
     pub history: Vec<crate::history::HistoryEntry>,
     /// The caller's session id, recorded in the trace log.
     pub session: Option<String>,
+    /// When the task leaves its intent or target unsaid (or the scope of high-complexity
+    /// work), add one line to the task layer asking the model to clarify before acting (see
+    /// [`switchyard_router::TaskAnalysis::clarification`]).
+    pub clarify: bool,
 }
 
 /// Environment facts.
@@ -187,8 +191,8 @@ pub struct Assembler {
     /// The last git context read (see [`AssemblerBuilder::git_ttl`]).
     git: GitCache,
     history_memo: crate::history::HistoryMemo,
-    /// Screening verdicts of stored memory entries already screened.
-    memory_verdicts: MemoryVerdicts,
+    /// Screening verdicts already reached (stored memory entries, history entries).
+    verdicts: crate::screening::VerdictMemo,
     config: AssemblerConfig,
 }
 
@@ -401,7 +405,10 @@ impl Assembler {
             if let Some(text) = &bootstrap_layer {
                 stable_layers.push(text.clone());
             }
-            stable_layers.push(layer("rules", H_RULES, &rules, f.rules));
+            // Simple tasks get a smaller share of the rules budget (cut from the end).
+            let rules_share =
+                f.rules * self.config.rules_scale.factor(decision.analysis.complexity);
+            stable_layers.push(layer("rules", H_RULES, &rules, rules_share));
             if !promoted_rules.is_empty() {
                 let body: String = promoted_rules
                     .iter()
@@ -423,7 +430,12 @@ impl Assembler {
                 dynamic_layers.push(text.clone());
             }
         }
-        dynamic_layers.push(layer("task", H_TASK, task, f.task));
+        let hint = options.clarify.then(|| decision.analysis.clarification()).flatten();
+        let task_body = match &hint {
+            Some(h) => format!("{task}\n\nNote: {h}."),
+            None => task.to_string(),
+        };
+        dynamic_layers.push(layer("task", H_TASK, &task_body, f.task));
         let dynamic = dynamic_layers.join("\n");
         if history_tokens > 0 {
             layer_tokens.insert("history".into(), history_tokens);
@@ -502,6 +514,9 @@ impl Assembler {
                     + memory_embedding_calls
                     + history_calls,
                 fallback: decision.fallback_reason.clone(),
+                complexity: Some(decision.analysis.complexity),
+                missing: decision.analysis.missing.clone(),
+                clarified: hint.is_some(),
                 memory_flagged: screened_out,
                 memory_excluded: filtered - screened_out,
                 history_flagged: history.as_ref().map_or(0, |h| h.flagged.len()),

@@ -89,33 +89,16 @@ pub struct HistoryReport {
     pub flagged: Vec<usize>,
 }
 
-/// Remembered verdicts and summaries, bounded.
+/// Condensed summaries of older turns, by content hash, bounded (screening verdicts live in
+/// the assembler's [`crate::screening::VerdictMemo`]).
 pub(crate) struct HistoryMemo {
-    verdicts: Mutex<lru::LruCache<String, bool>>,
     summaries: Mutex<lru::LruCache<String, String>>,
 }
 
 impl Default for HistoryMemo {
     fn default() -> Self {
         let n = |k| NonZeroUsize::new(k).unwrap_or(NonZeroUsize::MIN);
-        Self {
-            verdicts: Mutex::new(lru::LruCache::new(n(4096))),
-            summaries: Mutex::new(lru::LruCache::new(n(64))),
-        }
-    }
-}
-
-impl HistoryMemo {
-    /// The verdict remembered for `text`, if any.
-    pub fn verdict(&self, text: &str) -> Option<bool> {
-        self.verdicts.lock().ok()?.get(&sha256(text)).copied()
-    }
-
-    /// Remembers a verdict.
-    pub fn remember(&self, text: &str, flagged: bool) {
-        if let Ok(mut m) = self.verdicts.lock() {
-            m.put(sha256(text), flagged);
-        }
+        Self { summaries: Mutex::new(lru::LruCache::new(n(64))) }
     }
 }
 

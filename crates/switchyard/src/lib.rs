@@ -38,7 +38,7 @@
 
 pub use crate::assembler::{
     AssembleError, AssembleOptions, Assembler, AssemblerBuilder, Assembly, AssemblyMetrics,
-    AssemblyTimings, Context, EnvContext, Fingerprints, LayerFractions,
+    AssemblyTimings, Context, EnvContext, Fingerprints, LayerFractions, RulesScale,
 };
 pub use crate::git::{GitContext, git_context};
 pub use crate::history::{

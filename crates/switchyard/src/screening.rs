@@ -1,5 +1,6 @@
-//! Stored memory entries as the router screens them.
+//! Stored memory entries as the router screens them, and the verdicts an assembler remembers.
 
+use std::sync::Mutex;
 use switchyard_memory::StoredPiece;
 use switchyard_router::{PieceRef, ScreenEntry};
 
@@ -50,4 +51,61 @@ pub fn screen_texts(
         .map(|(t, e)| screen_entry(t, &e.embedding, &e.pieces, true))
         .collect();
     Ok((router.screen(&entries)?, embedded))
+}
+
+/// What a remembered verdict was reached on. A history entry is screened from its text alone
+/// (embedded afresh with the assembler's one model and index); a stored memory entry from the
+/// pieces stored with it, which its preparation version pins (`memory reembed` moves it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum VerdictOf {
+    /// A tool result or another agent's message in the conversation history.
+    HistoryText,
+    /// A stored memory entry prepared under this version.
+    StoredEntry(Option<u32>),
+}
+
+/// Screening verdicts already reached by an assembler, keyed by what was screened and the
+/// sha256 of its text, so a text is screened once per process, not at every assembly that
+/// meets it (an assembler keeps one model and one index for its whole life). Bounded (LRU).
+pub(crate) struct VerdictMemo(Mutex<lru::LruCache<(VerdictOf, String), bool>>);
+
+impl Default for VerdictMemo {
+    fn default() -> Self {
+        Self(Mutex::new(lru::LruCache::new(
+            std::num::NonZeroUsize::new(8192).unwrap_or(std::num::NonZeroUsize::MIN),
+        )))
+    }
+}
+
+impl VerdictMemo {
+    /// The verdict (true: flagged) remembered for the text whose sha256 is `text_hash`.
+    pub(crate) fn get(&self, of: VerdictOf, text_hash: &str) -> Option<bool> {
+        self.0.lock().ok()?.get(&(of, text_hash.to_string())).copied()
+    }
+
+    /// Remembers a verdict.
+    pub(crate) fn put(&self, of: VerdictOf, text_hash: String, flagged: bool) {
+        if let Ok(mut m) = self.0.lock() {
+            m.put((of, text_hash), flagged);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_verdict_is_remembered_per_text_and_per_what_was_screened() {
+        let memo = VerdictMemo::default();
+        let text = crate::render::sha256("send the keys");
+        assert_eq!(memo.get(VerdictOf::StoredEntry(Some(3)), &text), None);
+        memo.put(VerdictOf::StoredEntry(Some(3)), text.clone(), true);
+        assert_eq!(memo.get(VerdictOf::StoredEntry(Some(3)), &text), Some(true));
+        // Re-embedded (another preparation), a history entry, or another text: screened again.
+        assert_eq!(memo.get(VerdictOf::StoredEntry(None), &text), None);
+        assert_eq!(memo.get(VerdictOf::HistoryText, &text), None);
+        let other = crate::render::sha256("we use tabs");
+        assert_eq!(memo.get(VerdictOf::StoredEntry(Some(3)), &other), None);
+    }
 }

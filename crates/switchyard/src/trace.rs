@@ -33,6 +33,15 @@ pub struct TraceRecord {
     /// Why the router fell back to deterministic signals, if it did.
     #[serde(default)]
     pub fallback: Option<String>,
+    /// The task's complexity (absent in lines written before it was recorded).
+    #[serde(default)]
+    pub complexity: Option<switchyard_router::Complexity>,
+    /// What the task left unsaid: `intent`, `target`, `scope`.
+    #[serde(default)]
+    pub missing: Vec<switchyard_router::Missing>,
+    /// Whether a clarification line was added to the task layer.
+    #[serde(default)]
+    pub clarified: bool,
     /// Memory entries the screen flagged.
     pub memory_flagged: usize,
     /// Instruction-like memory entries kept out that would have taken a slot.

@@ -55,6 +55,39 @@ pub(super) struct AssemblerConfig {
     pub(super) bootstrap: crate::prompts::BootstrapBudget,
     pub(super) history_share: f32,
     pub(super) trace: Option<crate::trace::TraceLog>,
+    pub(super) rules_scale: RulesScale,
+}
+
+/// The share of the rules budget each task complexity gets (see
+/// [`switchyard_router::TaskAnalysis`]): simple tasks need fewer directives, so the rules
+/// layer is cut sooner for them. Each factor multiplies [`LayerFractions::rules`] and must be in
+/// `0 < x <= 1`, so the prompt never outgrows the budget. Rules are cut from the end: put the
+/// ones that must always hold first (the promoted `MANDATORY RULES` layer is never scaled).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RulesScale {
+    /// Low complexity.
+    pub low: f32,
+    /// Medium complexity.
+    pub medium: f32,
+    /// High complexity.
+    pub high: f32,
+}
+
+impl Default for RulesScale {
+    fn default() -> Self {
+        Self { low: 0.5, medium: 0.75, high: 1.0 }
+    }
+}
+
+impl RulesScale {
+    /// The factor for a complexity.
+    pub fn factor(&self, c: switchyard_router::Complexity) -> f32 {
+        match c {
+            switchyard_router::Complexity::Low => self.low,
+            switchyard_router::Complexity::Medium => self.medium,
+            switchyard_router::Complexity::High => self.high,
+        }
+    }
 }
 
 /// Builds an [`Assembler`] from a router builder.
@@ -80,6 +113,7 @@ impl AssemblerBuilder {
                 bootstrap: crate::prompts::BootstrapBudget::default(),
                 history_share: 0.20,
                 trace: None,
+                rules_scale: RulesScale::default(),
             },
         }
     }
@@ -92,6 +126,12 @@ impl AssemblerBuilder {
     /// Total token budget (default 4000).
     pub fn budget(&mut self, tokens: usize) -> &mut Self {
         self.config.budget = tokens;
+        self
+    }
+
+    /// The share of the rules budget per task complexity (default 0.5 / 0.75 / 1.0).
+    pub fn rules_scale(&mut self, scale: RulesScale) -> &mut Self {
+        self.config.rules_scale = scale;
         self
     }
 
@@ -192,6 +232,16 @@ impl AssemblerBuilder {
                 message: format!("{parts:?} must each be in 0..=1 and sum to at most 1"),
             });
         }
+        let s = self.config.rules_scale;
+        if [s.low, s.medium, s.high].iter().any(|x| !(*x > 0.0 && *x <= 1.0)) {
+            return Err(AssembleError::Config {
+                field: "rules_scale",
+                message: format!(
+                    "{s:?}: each factor must be in 0 < x <= 1 (it scales the rules share, which \
+                     must stay within the budget)"
+                ),
+            });
+        }
         if !(0.0..=0.8).contains(&self.config.history_share) {
             return Err(AssembleError::Config {
                 field: "history_share",
@@ -240,7 +290,7 @@ impl AssemblerBuilder {
             prompts: PromptFiles::new(self.config.prompts.clone()),
             git: GitCache::default(),
             history_memo: crate::history::HistoryMemo::default(),
-            memory_verdicts: super::MemoryVerdicts::default(),
+            verdicts: crate::screening::VerdictMemo::default(),
             config: self.config.clone(),
         })
     }

@@ -3,8 +3,8 @@
 
 use super::{AssembleError, Assembler, Result};
 use crate::render::sha256;
-use std::sync::{Arc, Mutex};
-use switchyard_memory::Entry;
+use crate::screening::VerdictOf;
+use std::sync::Arc;
 use switchyard_router::{AnsweredBy, Decision, ScreenEntry};
 
 /// What the untrusted layer gets from the memory store.
@@ -17,38 +17,6 @@ pub(super) struct UntrustedPart {
     pub(super) filtered: usize,
     pub(super) screened_out: usize,
     pub(super) embedding_calls: u32,
-}
-
-/// Screening verdicts of stored memory entries. A stored entry's pieces are fixed by its text,
-/// the model (the store refuses another) and its preparation version (which `memory reembed`
-/// moves, and which is part of the key), and an assembler keeps one index for its whole life:
-/// so an entry is screened once per process, not at every assembly that finds it.
-pub(super) struct MemoryVerdicts(Mutex<lru::LruCache<(String, Option<u32>), bool>>);
-
-impl Default for MemoryVerdicts {
-    fn default() -> Self {
-        Self(Mutex::new(lru::LruCache::new(
-            std::num::NonZeroUsize::new(4096).unwrap_or(std::num::NonZeroUsize::MIN),
-        )))
-    }
-}
-
-impl MemoryVerdicts {
-    fn key(entry: &Entry) -> (String, Option<u32>) {
-        (sha256(&entry.text), entry.prepare_version)
-    }
-
-    /// The verdict remembered for `entry` (true: flagged), if any.
-    pub(super) fn verdict(&self, entry: &Entry) -> Option<bool> {
-        self.0.lock().ok()?.get(&Self::key(entry)).copied()
-    }
-
-    /// Remembers a verdict.
-    pub(super) fn remember(&self, entry: &Entry, flagged: bool) {
-        if let Ok(mut m) = self.0.lock() {
-            m.put(Self::key(entry), flagged);
-        }
-    }
 }
 
 impl Assembler {
@@ -91,18 +59,24 @@ impl Assembler {
                 // Counted only when it would otherwise have taken a slot.
                 part.filtered += found.excluded;
                 // The same text stored twice (two kinds, or before adds were idempotent) is
-                // injected once: the best-scoring copy.
+                // injected once: the best-scoring copy. Each text is hashed once, for this and
+                // for the verdict memo.
                 let mut seen = std::collections::HashSet::new();
-                let hits: Vec<_> = found
+                let (hits, hashes): (Vec<_>, Vec<String>) = found
                     .hits
                     .into_iter()
                     .filter(|h| !h.entry.is_promoted_rule())
-                    .filter(|h| seen.insert(crate::render::sha256(h.entry.text.trim())))
-                    .collect();
+                    .map(|h| {
+                        let hash = sha256(h.entry.text.trim());
+                        (h, hash)
+                    })
+                    .filter(|(_, hash)| seen.insert(hash.clone()))
+                    .unzip();
                 // A stored entry is screened once per process: its verdict is remembered.
-                let memo = &self.memory_verdicts;
+                let memo = &self.verdicts;
+                let of = |i: usize| VerdictOf::StoredEntry(hits[i].entry.prepare_version);
                 let mut flagged: Vec<Option<bool>> =
-                    hits.iter().map(|h| memo.verdict(&h.entry)).collect();
+                    (0..hits.len()).map(|i| memo.get(of(i), &hashes[i])).collect();
                 let pending: Vec<usize> =
                     (0..hits.len()).filter(|&i| flagged[i].is_none()).collect();
                 if !pending.is_empty() {
@@ -117,7 +91,7 @@ impl Assembler {
                     for v in report.kept.iter().chain(&report.dropped) {
                         let i = pending[v.entry];
                         flagged[i] = Some(v.flagged);
-                        memo.remember(&hits[i].entry, v.flagged);
+                        memo.put(of(i), hashes[i].clone(), v.flagged);
                     }
                 }
                 let stale = hits.iter().filter(|h| h.entry.needs_reembed()).count();
@@ -170,10 +144,15 @@ impl Assembler {
             dropped_by_cap: skip,
             ..HistoryReport::default()
         };
-        let memo = &self.history_memo;
-        let mut flagged: Vec<Option<bool>> = entries
+        let memo = &self.verdicts;
+        let hashes: Vec<Option<String>> =
+            entries.iter().map(|e| e.needs_screening().then(|| sha256(&e.content))).collect();
+        let mut flagged: Vec<Option<bool>> = hashes
             .iter()
-            .map(|e| if e.needs_screening() { memo.verdict(&e.content) } else { Some(false) })
+            .map(|h| match h {
+                Some(h) => memo.get(VerdictOf::HistoryText, h),
+                None => Some(false),
+            })
             .collect();
         let unseen: Vec<usize> = (0..entries.len()).filter(|&i| flagged[i].is_none()).collect();
         if !unseen.is_empty() {
@@ -184,7 +163,9 @@ impl Assembler {
                     for v in screen.kept.iter().chain(&screen.dropped) {
                         let i = unseen[v.entry];
                         flagged[i] = Some(v.flagged);
-                        memo.remember(&entries[i].content, v.flagged);
+                        if let Some(h) = &hashes[i] {
+                            memo.put(VerdictOf::HistoryText, h.clone(), v.flagged);
+                        }
                     }
                 }
                 Err(e) => diagnostics.push(format!(
@@ -202,7 +183,7 @@ impl Assembler {
             &flagged,
             share.saturating_sub(24),
             self.config.counter,
-            memo,
+            &self.history_memo,
             &mut report,
         );
         if report.truncated {
@@ -212,36 +193,5 @@ impl Assembler {
             ));
         }
         (format!("{H_HISTORY}\n{HISTORY_OPEN}\n{body}\n{HISTORY_CLOSE}\n"), report)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn entry(text: &str, prepare_version: Option<u32>) -> Entry {
-        Entry {
-            id: 1,
-            kind: "memory".into(),
-            text: text.into(),
-            created_at: 0,
-            source: "test".into(),
-            embedding: Vec::new(),
-            prepare_version,
-            pieces: Vec::new(),
-            hits: 0,
-            proven: false,
-        }
-    }
-
-    #[test]
-    fn a_verdict_is_remembered_per_text_and_preparation() {
-        let memo = MemoryVerdicts::default();
-        assert_eq!(memo.verdict(&entry("send the keys", Some(3))), None);
-        memo.remember(&entry("send the keys", Some(3)), true);
-        assert_eq!(memo.verdict(&entry("send the keys", Some(3))), Some(true));
-        // Re-embedded (another preparation) or another text: screened again.
-        assert_eq!(memo.verdict(&entry("send the keys", None)), None);
-        assert_eq!(memo.verdict(&entry("we use tabs", Some(3))), None);
     }
 }
