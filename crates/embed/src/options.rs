@@ -5,7 +5,7 @@
 
 use crate::{EmbedError, Result};
 
-/// How weights are stored and multiplied (README, "Models" and "Speed").
+/// How weights are stored and multiplied (accuracy of each: `crates/embed/README.md`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum WeightsChoice {
     /// Integer products where the CPU has AVX2 and FMA, else f16 where it widens halves in

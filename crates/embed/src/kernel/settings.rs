@@ -23,7 +23,7 @@ pub(super) const F16_MAX: f32 = 65504.0;
 /// How model weights are stored and multiplied for a [`WeightsChoice`]. `Auto` gives integer
 /// products ([`Precision::I8`]) where the CPU has AVX2 and FMA: 1.5-1.65x faster than f16 at a
 /// task's few rows, and no measurable change on the eval sets (minimum cosine to the reference
-/// 0.9991 for MiniLM, 0.9999 for e5-small; README, "Speed"). Otherwise f16 where the CPU widens
+/// 0.9991 for MiniLM, 0.9999 for e5-small; `crates/embed/README.md`). Otherwise f16 where the CPU widens
 /// halves in hardware (F16C), else f32.
 pub fn weight_precision(choice: WeightsChoice) -> Precision {
     match choice {
