@@ -339,15 +339,20 @@ fn to_vec(t: &Tensor) -> CResult<Vec<f32>> {
     t.flatten_all()?.to_dtype(DType::F32)?.to_vec1::<f32>()
 }
 
-fn dense(l: &Linear) -> CResult<Option<crate::fast::DenseLinear>> {
+fn dense(l: &Linear) -> CResult<Option<crate::cpu::forward::DenseLinear>> {
     match l {
         Linear::Dense { weight, bias } => {
             let (n, k) = weight.dims2()?;
-            Ok(Some(crate::fast::DenseLinear::from_hf(&to_vec(weight)?, to_vec(bias)?, n, k)))
+            Ok(Some(crate::cpu::forward::DenseLinear::from_hf(
+                &to_vec(weight)?,
+                to_vec(bias)?,
+                n,
+                k,
+            )))
         }
-        Linear::Blocks { blocks, bias, n, k } => {
-            Ok(Some(crate::fast::DenseLinear::from_q4_0(blocks.clone(), to_vec(bias)?, *n, *k)))
-        }
+        Linear::Blocks { blocks, bias, n, k } => Ok(Some(
+            crate::cpu::forward::DenseLinear::from_q4_0(blocks.clone(), to_vec(bias)?, *n, *k),
+        )),
         Linear::Quantized { .. } => Ok(None),
     }
 }
@@ -356,13 +361,13 @@ fn norm_vecs(n: &LayerNorm) -> CResult<(Vec<f32>, Vec<f32>)> {
     Ok((to_vec(&n.weight)?, to_vec(&n.bias)?))
 }
 
-/// The encoder with its layers on plain buffers (see `fast.rs`); embeddings stay in candle.
+/// The encoder with its layers on plain buffers (see `cpu/forward.rs`); embeddings stay in candle.
 pub(crate) struct FastEncoder {
     word: WordEmbeddings,
     position: Vec<f32>,
     type0: Vec<f32>,
     embed_norm: (Vec<f32>, Vec<f32>),
-    layers: crate::fast::FastLayers,
+    layers: crate::cpu::forward::FastLayers,
 }
 
 impl BertEncoder {
@@ -371,9 +376,9 @@ impl BertEncoder {
     #[allow(clippy::type_complexity)] // (the encoder given back, why) is read once by the caller
     pub fn into_fast(
         self,
-        precision: crate::kernel::Precision,
+        precision: crate::cpu::kernel::Precision,
     ) -> Result<FastEncoder, Box<(Self, Option<candle_core::Error>)>> {
-        let build = |enc: &Self| -> CResult<Option<crate::fast::FastLayers>> {
+        let build = |enc: &Self| -> CResult<Option<crate::cpu::forward::FastLayers>> {
             let mut layers = Vec::with_capacity(enc.layers.len());
             for l in &enc.layers {
                 let (Some(q), Some(k), Some(v), Some(ao), Some(fi), Some(fo)) = (
@@ -386,7 +391,7 @@ impl BertEncoder {
                 ) else {
                     return Ok(None);
                 };
-                let pack = |d: Option<crate::fast::DenseLinear>| {
+                let pack = |d: Option<crate::cpu::forward::DenseLinear>| {
                     d.and_then(|d| d.pack(precision)).ok_or_else(|| {
                         candle_core::Error::Msg(
                             "a layer's Q4_0 blocks do not fit its shape, or Q, K and V mix \
@@ -395,8 +400,8 @@ impl BertEncoder {
                         )
                     })
                 };
-                layers.push(crate::fast::FastLayer {
-                    qkv: pack(crate::fast::DenseLinear::concat(&[q, k, v]))?,
+                layers.push(crate::cpu::forward::FastLayer {
+                    qkv: pack(crate::cpu::forward::DenseLinear::concat(&[q, k, v]))?,
                     attn_out: pack(Some(ao))?,
                     attn_norm: norm_vecs(&l.attn_norm)?,
                     ffn_in: pack(Some(fi))?,
@@ -404,7 +409,7 @@ impl BertEncoder {
                     ffn_norm: norm_vecs(&l.ffn_norm)?,
                 });
             }
-            Ok(Some(crate::fast::FastLayers {
+            Ok(Some(crate::cpu::forward::FastLayers {
                 layers,
                 hidden: enc.shape.hidden,
                 heads: enc.shape.heads,
@@ -451,7 +456,7 @@ impl FastEncoder {
                 {
                     *v += p + ty;
                 }
-                crate::fast::layer_norm_row(
+                crate::cpu::math::layer_norm_row(
                     r,
                     &self.embed_norm.0,
                     &self.embed_norm.1,

@@ -9,7 +9,7 @@ use tokenizers::{Tokenizer, TruncationDirection, TruncationParams, TruncationStr
 
 /// How the encoder runs.
 enum Engine {
-    /// Plain buffers and `gemm` (the default; see `fast.rs`).
+    /// Plain buffers and `gemm` (the default; see `cpu/forward.rs`).
     Fast(FastEncoder),
     /// candle ops (the Q4_0 matmul variant, or when forced).
     Candle(BertEncoder),
@@ -80,7 +80,7 @@ impl BertEmbedder {
     /// multilingual-e5-small its 17 MB `tokenizer.json` takes longer than all its weights.
     pub fn load_with(model: &ResolvedModel, options: &EmbedOptions) -> Result<Self> {
         let t0 = std::time::Instant::now();
-        crate::kernel::select_kernel(options.kernel)?;
+        crate::cpu::kernel::select_kernel(options.kernel)?;
         let spec = &model.spec;
         let tokenizer_path = model.path(&spec.tokenizer);
         let (encoder, parsed) = std::thread::scope(|s| {
@@ -128,9 +128,9 @@ impl BertEmbedder {
             tokenizer_ms: ms(tokenizer_time),
             total_ms: ms(t0.elapsed()),
         };
-        let precision = crate::kernel::weight_precision(options.weights);
+        let precision = crate::cpu::kernel::weight_precision(options.weights);
         let storage = match (&encoder, options.q4_matmul) {
-            (Engine::Fast(_), _) => crate::kernel::weight_storage(precision),
+            (Engine::Fast(_), _) => crate::cpu::kernel::weight_storage(precision),
             (Engine::Candle(_), true) => "candle+q4_0",
             (Engine::Candle(_), false) => "candle-f32",
         };
@@ -153,7 +153,7 @@ impl BertEmbedder {
         options: &EmbedOptions,
         t0: std::time::Instant,
     ) -> Result<(Engine, usize, std::time::Duration, std::time::Duration)> {
-        let precision = crate::kernel::weight_precision(options.weights);
+        let precision = crate::cpu::kernel::weight_precision(options.weights);
         let candle_engine = options.engine == EngineChoice::Candle;
         let spec = &model.spec;
         let weights = model.path(&spec.weights);
@@ -173,7 +173,7 @@ impl BertEmbedder {
                 // the layers is ever made then (a smaller peak and a faster start).
                 let hold = if options.q4_matmul {
                     Q4Linear::QMatMul
-                } else if crate::kernel::keep_q4_0(precision) && !candle_engine {
+                } else if crate::cpu::kernel::keep_q4_0(precision) && !candle_engine {
                     Q4Linear::Blocks
                 } else {
                     Q4Linear::Dequantize

@@ -28,11 +28,11 @@
 //! ```
 #![deny(missing_docs)]
 
+#[cfg(feature = "candle")]
+pub use crate::cpu::kernel::kernel_name;
 pub use crate::error::{EmbedError, Result};
 pub use crate::fingerprint::{Fingerprint, sha256_file, sha256_hex};
 pub use crate::hash_embedder::HashEmbedder;
-#[cfg(feature = "candle")]
-pub use crate::kernel::kernel_name;
 pub use crate::options::{EmbedOptions, EngineChoice, KernelChoice, SETTINGS, WeightsChoice};
 pub use crate::static_table::{Coverage, StaticTable};
 
@@ -60,21 +60,15 @@ mod bert;
 #[cfg(feature = "candle")]
 mod bert_embedder;
 #[cfg(feature = "candle")]
+mod cpu;
+#[cfg(feature = "candle")]
 mod e5file;
 mod error;
-#[cfg(feature = "candle")]
-mod fast;
 mod fingerprint;
 mod hash_embedder;
-#[cfg(feature = "candle")]
-mod int8;
-#[cfg(feature = "candle")]
-mod kernel;
 mod model;
 mod options;
 mod static_table;
-#[cfg(feature = "candle")]
-mod team;
 
 /// Turns texts into unit vectors. Implementations are `Send + Sync` so one loaded model serves
 /// every thread.

@@ -37,7 +37,7 @@ pub enum KernelChoice {
 /// Which forward pass runs the encoder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum EngineChoice {
-    /// Our packed-weight SIMD forward (`fast.rs`).
+    /// Our packed-weight SIMD forward (`cpu/`).
     #[default]
     Fast,
     /// candle's ops: the portable reference, for comparison (both meet the fixtures).

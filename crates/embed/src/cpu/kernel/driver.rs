@@ -76,7 +76,7 @@ impl PackedLinear {
         parts: usize,
     ) -> std::ops::Range<usize> {
         assert_eq!(x.len(), m * self.k, "input is not [m, k]");
-        let panels = crate::team::share(self.n.div_ceil(PANEL), part, parts);
+        let panels = crate::cpu::team::share(self.n.div_ceil(PANEL), part, parts);
         let cols = (panels.start * PANEL).min(self.n)..(panels.end * PANEL).min(self.n);
         self.panels(isa(), x, m, panels, dst);
         cols
@@ -89,13 +89,13 @@ impl PackedLinear {
         if let Packed::I8(v) = &self.packed {
             // AVX-512 CPUs have AVX2 and FMA too.
             let simd = isa != Isa::Scalar;
-            crate::int8::with_activations(simd, x, m, self.k, |a| {
+            crate::cpu::int8::with_activations(simd, x, m, self.k, |a| {
                 for p in panels {
                     let col0 = p * PANEL;
                     let bias = &self.bias[col0..col0 + (self.n - col0).min(PANEL)];
                     let panel_runs = &v[p * runs..(p + 1) * runs];
                     let body = |acc: &mut [[f32; PANEL]], _: &mut Block| {
-                        crate::int8::panel(simd, a, m, self.k, panel_runs, acc)
+                        crate::cpu::int8::panel(simd, a, m, self.k, panel_runs, acc)
                     };
                     // SAFETY: dst is the caller's [m, n] output and the panel's columns fit in it.
                     unsafe { with_panel(m, bias, dst, self.n, col0, body) };

@@ -48,7 +48,12 @@ impl PackedLinear {
             match precision {
                 Precision::Q8 => return Self::q8_from_rows(w, bias, n, k),
                 Precision::I8 => {
-                    return Self { packed: Packed::I8(crate::int8::pack(w, n, k)), bias, k, n };
+                    return Self {
+                        packed: Packed::I8(crate::cpu::int8::pack(w, n, k)),
+                        bias,
+                        k,
+                        n,
+                    };
                 }
                 Precision::F32 | Precision::F16 => {}
             }

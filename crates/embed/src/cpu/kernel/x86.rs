@@ -136,6 +136,11 @@ macro_rules! rows_of_block {
     }};
 }
 
+/// One panel's outputs for every row, with the AVX-512 tiles.
+///
+/// # Safety
+/// The CPU must have AVX-512F and F16C; `dst` points at an `[m, n]` output that holds the
+/// panel's columns from `col0`.
 #[allow(clippy::too_many_arguments)] // a kernel's full description; grouping would hide it
 #[target_feature(enable = "avx512f,f16c")]
 pub(super) unsafe fn panel_avx512(
@@ -161,6 +166,11 @@ pub(super) unsafe fn panel_avx512(
     unsafe { with_panel(m, bias, dst, n, col0, body) }
 }
 
+/// One panel's outputs for every row, with the AVX2 tiles.
+///
+/// # Safety
+/// The CPU must have AVX2, FMA and F16C; `dst` points at an `[m, n]` output that holds the
+/// panel's columns from `col0`.
 #[allow(clippy::too_many_arguments)] // a kernel's full description; grouping would hide it
 #[target_feature(enable = "avx2,fma,f16c")]
 pub(super) unsafe fn panel_avx2(

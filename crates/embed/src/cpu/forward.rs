@@ -6,7 +6,7 @@
 //! This path keeps candle for loading (safetensors, Q4_0 decoding, the embedding-table gather)
 //! and does the rest itself:
 //!
-//! - **Weights packed once** for a few-row matrix product (`kernel.rs`, AVX-512/AVX2 picked at
+//! - **Weights packed once** for a few-row matrix product (`cpu/kernel`, AVX-512/AVX2 picked at
 //!   run time): candle's general GEMM re-packs the weights on every call, which for 10 rows
 //!   cost more than the arithmetic.
 //!
@@ -19,13 +19,15 @@
 //!   would spend more on synchronisation than they save. Larger steps (products split by
 //!   column panels, attention by head, LayerNorm by row, GELU with its product's columns) go
 //!   to a [`Team`] whose helpers stay awake between steps for the length of one forward, instead of
-//!   sleeping and being woken ~30 times (`team.rs`).
+//!   sleeping and being woken ~30 times (`cpu/team.rs`).
 //!
 //! Every value is computed in `f32` in the same order whatever the thread count (threads split
 //! output columns, never a sum), so results are deterministic.
 
-use crate::kernel::{PackedLinear, Precision, SendPtr};
-use crate::team::{Team, share};
+use super::attention::{AttnScratch, attend};
+use super::kernel::{PackedLinear, Precision, SendPtr};
+use super::math::{gelu_in_place, layer_norm_row};
+use super::team::{Team, share};
 use std::cell::RefCell;
 
 /// `y = x W^T + b` with `W` in Hugging Face layout, `[n, k]` row-major: as floats, or as
@@ -110,7 +112,9 @@ const SPLIT_MIN_ROWS: usize = 16;
 #[inline(always)]
 fn with_avx2<R>(f: impl FnOnce() -> R) -> R {
     #[cfg(target_arch = "x86_64")]
-    if crate::kernel::has_avx2_fma() {
+    if crate::cpu::kernel::has_avx2_fma() {
+        /// # Safety
+        /// The CPU must have AVX2 and FMA.
         #[target_feature(enable = "avx2,fma")]
         unsafe fn run<R>(f: impl FnOnce() -> R) -> R {
             f()
@@ -227,166 +231,6 @@ fn add_layer_norm_rows(
     }
 }
 
-/// Lanes of the reductions below: `iter().sum()` must add in order (f32 addition does not
-/// associate), a chain of dependent adds at one per 3-4 cycles; eight independent partial
-/// sums vectorise to one SIMD add per 8 values. The order is still fixed, so results stay
-/// deterministic.
-const LANES: usize = 8;
-
-/// `sum(f(v))` over `v` in eight interleaved partial sums.
-#[inline(always)]
-fn lane_sum(v: &[f32], f: impl Fn(f32) -> f32) -> f32 {
-    let mut acc = [0f32; LANES];
-    let mut chunks = v.chunks_exact(LANES);
-    for c in &mut chunks {
-        for (a, &x) in acc.iter_mut().zip(c) {
-            *a += f(x);
-        }
-    }
-    let tail: f32 = chunks.remainder().iter().map(|&x| f(x)).sum();
-    acc.iter().sum::<f32>() + tail
-}
-
-/// The largest value of `v` (`-inf` when empty), eight lanes at a time.
-#[inline(always)]
-fn lane_max(v: &[f32]) -> f32 {
-    let mut acc = [f32::NEG_INFINITY; LANES];
-    let mut chunks = v.chunks_exact(LANES);
-    for c in &mut chunks {
-        for (a, &x) in acc.iter_mut().zip(c) {
-            // Not f32::max: its NaN rule keeps the compiler from using SIMD max.
-            *a = if x > *a { x } else { *a };
-        }
-    }
-    let tail = chunks.remainder().iter().fold(f32::NEG_INFINITY, |m, &x| if x > m { x } else { m });
-    acc.iter().fold(tail, |m, &x| if x > m { x } else { m })
-}
-
-#[inline(always)]
-pub(crate) fn layer_norm_row(row: &mut [f32], w: &[f32], b: &[f32], eps: f32) {
-    let n = row.len() as f32;
-    let mean = lane_sum(row, |v| v) / n;
-    let var = lane_sum(row, |v| (v - mean) * (v - mean)) / n;
-    let inv = 1.0 / (var + eps).sqrt();
-    for ((v, w), b) in row.iter_mut().zip(w).zip(b) {
-        *v = (*v - mean) * inv * w + b;
-    }
-}
-
-/// `e^x` for `x <= 0` (all this file needs: softmax after max-subtraction, and `-a^2` in erf),
-/// branch-free so loops over it vectorise. Cody-Waite reduction `x = i ln2 + r` with ln2 split
-/// in two constants (so `r` keeps full precision), `|r| <= ln2 / 2`, and a degree-7 Taylor
-/// polynomial for `e^r`: within a few ulps of libm's `expf`.
-#[inline(always)]
-fn exp_neg(x: f32) -> f32 {
-    const LN2_HI: f32 = 0.693_145_75;
-    const LN2_LO: f32 = 1.428_606_8e-6;
-    const ROUNDER: f32 = 12_582_912.0; // 1.5 * 2^23
-    let x = x.max(-87.0);
-    // Round to nearest by the 1.5 * 2^23 trick: branch-free and vectorisable, unlike roundf.
-    let shifted = x * std::f32::consts::LOG2_E + ROUNDER;
-    let i = shifted - ROUNDER;
-    let r = (x - i * LN2_HI) - i * LN2_LO;
-    let p = 1.0
-        + r * (1.0
-            + r * (0.5
-                + r * (1.0 / 6.0
-                    + r * (1.0 / 24.0
-                        + r * (1.0 / 120.0 + r * (1.0 / 720.0 + r * (1.0 / 5040.0)))))));
-    // `i` as an integer is in `shifted`'s low mantissa bits: reading it there is a bit cast
-    // and an integer subtraction, where `i as i32` (a saturating cast) was done one lane at
-    // a time (perf: most of GELU's time).
-    let int = shifted.to_bits() as i32 - ROUNDER.to_bits() as i32;
-    f32::from_bits(((int + 127) as u32) << 23) * p
-}
-
-/// erf by Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7, below f32 resolution of GELU's output).
-#[inline(always)]
-fn erf(x: f32) -> f32 {
-    let a = x.abs();
-    let t = 1.0 / (1.0 + 0.327_591_1 * a);
-    let y = 1.0
-        - (((((1.061_405_4 * t - 1.453_152_1) * t) + 1.421_413_7) * t - 0.284_496_74) * t
-            + 0.254_829_6)
-            * t
-            * exp_neg(-a * a);
-    y.copysign(x)
-}
-
-#[inline(always)]
-fn gelu_in_place(v: &mut [f32]) {
-    for x in v {
-        *x = 0.5 * *x * (1.0 + erf(*x * std::f32::consts::FRAC_1_SQRT_2));
-    }
-}
-
-/// Per-thread buffers of one head's attention.
-#[derive(Default)]
-struct AttnScratch {
-    q: Vec<f32>,
-    kt: Vec<f32>,
-    v: Vec<f32>,
-    scores: Vec<f32>,
-    ctx: Vec<f32>,
-}
-
-/// Attention of one text's tokens (rows `[start, start + len)` of `qkv`) for one head,
-/// written to the head's columns of those rows of `ctx` (`[tokens, h]`).
-///
-/// Both products (`Q K^T` and `P V`) go through the packed matrix kernel: K^T and V are packed
-/// per call (`len x head_dim` floats, cheap next to the products) so attention runs at the
-/// same SIMD width as the linear layers.
-#[inline(always)]
-#[allow(clippy::too_many_arguments)] // one head of one text: all of it is needed, nothing groups
-fn attend(
-    qkv: &[f32],
-    start: usize,
-    len: usize,
-    head: usize,
-    hd: usize,
-    h: usize,
-    ctx: SendPtr,
-    sc: &mut AttnScratch,
-) {
-    let stride = 3 * h;
-    let scale = 1.0 / (hd as f32).sqrt();
-    sc.q.clear();
-    sc.kt.resize(hd * len, 0.0);
-    sc.v.clear();
-    for j in 0..len {
-        let row = &qkv[(start + j) * stride..(start + j + 1) * stride];
-        sc.q.extend(row[head * hd..(head + 1) * hd].iter().map(|v| v * scale));
-        for (d, &kv) in row[h + head * hd..h + (head + 1) * hd].iter().enumerate() {
-            sc.kt[d * len + j] = kv;
-        }
-        sc.v.extend_from_slice(&row[2 * h + head * hd..2 * h + (head + 1) * hd]);
-    }
-    let keys = PackedLinear::new(&sc.kt, vec![0.0; len], hd, len);
-    keys.forward(&sc.q, len, &mut sc.scores, 1);
-    for row in sc.scores.chunks_exact_mut(len) {
-        let max = lane_max(row);
-        for s in row.iter_mut() {
-            *s = exp_neg(*s - max);
-        }
-        let inv = 1.0 / lane_sum(row, |v| v);
-        for s in row.iter_mut() {
-            *s *= inv;
-        }
-    }
-    let values = PackedLinear::new(&sc.v, vec![0.0; hd], len, hd);
-    values.forward(&sc.scores, len, &mut sc.ctx, 1);
-    for (i, c) in sc.ctx.chunks_exact(hd).enumerate() {
-        // SAFETY: row start + i, columns of this head: inside `ctx` and written only here.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                c.as_ptr(),
-                ctx.get().add((start + i) * h + head * hd),
-                hd,
-            )
-        };
-    }
-}
-
 impl FastLayers {
     /// Runs every layer on `x` (`[tokens, hidden]`, embeddings already normalised), where the
     /// texts are the consecutive row ranges of `lens`. `x` ends as the last hidden states.
@@ -405,7 +249,7 @@ impl FastLayers {
         // function's code (a closure passed to `with` would not get the AVX2 build below).
         let mut scratch = SCRATCH.with(|c| std::mem::take(&mut *c.borrow_mut()));
         #[cfg(target_arch = "x86_64")]
-        if crate::kernel::has_avx2_fma() {
+        if crate::cpu::kernel::has_avx2_fma() {
             // SAFETY: avx2 and fma were detected at run time.
             unsafe { self.forward_avx2(team, x, lens, &mut scratch) };
             SCRATCH.with(|c| *c.borrow_mut() = scratch);
@@ -492,30 +336,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn exp_neg_is_as_accurate_as_f32_exp() {
-        // Down to -87, where it clamps (e^-87 ~ 1.6e-38, the edge of normal f32).
-        for i in 0..=1740 {
-            let x = -(i as f32) * 0.05;
-            let (got, want) = (exp_neg(x), x.exp());
-            assert!((got - want).abs() <= want * 4e-7 + 1e-38, "exp({x}) = {got}, want {want}");
-        }
-        assert_eq!(exp_neg(-1000.0), exp_neg(-87.0));
-    }
-
-    #[test]
-    fn erf_matches_known_values() {
-        for (x, want) in [
-            (0.0f32, 0.0f32),
-            (0.5, 0.520_499_9),
-            (1.0, 0.842_700_8),
-            (-2.0, -0.995_322_3),
-            (4.0, 1.0),
-        ] {
-            assert!((erf(x) - want).abs() < 3e-7, "erf({x}) = {} not {want}", erf(x));
-        }
-    }
-
-    #[test]
     fn dense_linear_matches_naive_and_concat_stacks_outputs() {
         let (n, k, m) = (5, 3, 4);
         let w: Vec<f32> = (0..n * k).map(|i| (i as f32 * 0.37).sin()).collect();
@@ -527,13 +347,13 @@ mod tests {
             };
             // `pack` stores the weights in the precision asked for; the kernel is exact on them.
             let stored: Vec<f32> = match precision {
-                crate::kernel::Precision::F16 => {
+                crate::cpu::kernel::Precision::F16 => {
                     w.iter().map(|&v| half::f16::from_f32(v).to_f32()).collect()
                 }
                 // k = 3 is not whole runs of 32, so q8 and i8 keep this one in f32.
-                crate::kernel::Precision::F32
-                | crate::kernel::Precision::Q8
-                | crate::kernel::Precision::I8 => w.clone(),
+                crate::cpu::kernel::Precision::F32
+                | crate::cpu::kernel::Precision::Q8
+                | crate::cpu::kernel::Precision::I8 => w.clone(),
             };
             let mut out = Vec::new();
             lin.forward(&x, m, &mut out, 1);

@@ -14,7 +14,7 @@
 //!
 //! How weights are stored is chosen once per process ([`weight_precision`]): by default 7-bit
 //! integers multiplied by 8-bit activations in integer arithmetic where the CPU has AVX2 and
-//! FMA ([`crate::int8`]), else IEEE half floats where it widens them in hardware (F16C), else
+//! FMA ([`crate::cpu::int8`]), else IEEE half floats where it widens them in hardware (F16C), else
 //! f32. At few rows a forward's time is set by streaming every weight once, not by the
 //! arithmetic (MiniLM's 10.6 M layer weights are 42 MB in f32, more than a 32 MiB L3; in f16,
 //! 21 MB, they stay in it). Stored floats are widened to f32 per block of KC inputs, in L1, and
@@ -26,13 +26,6 @@
 //! and team shares), `widen` (stored weights to f32, one block at a time), `panel` (per-thread
 //! accumulators and the portable kernel), `x86` (the AVX-512 and AVX2 tiles).
 
-/// Columns per packed panel (the widest kernel's; narrower kernels walk half-panels).
-pub const PANEL: usize = 32;
-
-/// Inputs per block: a block of one panel (KC x 32 floats, 16 KiB) stays in L1 while every
-/// tile of rows reads it; each output's sum still runs over k in ascending order.
-const KC: usize = 128;
-
 /// A weight matrix packed for the kernels.
 pub struct PackedLinear {
     packed: Packed,
@@ -43,13 +36,13 @@ pub struct PackedLinear {
 
 /// Panels `[panel][k][PANEL]`, in f32 or as f16 bit patterns; or panels of runs `[panel][k /
 /// 32]`: [`Q4Run`]s for weights shipped as Q4_0, [`Q8Run`]s for `SWITCHYARD_WEIGHTS=q8`, and
-/// integer runs for `SWITCHYARD_WEIGHTS=i8` ([`crate::int8`]).
+/// integer runs for `SWITCHYARD_WEIGHTS=i8` ([`crate::cpu::int8`]).
 enum Packed {
     F32(Vec<f32>),
     F16(Vec<u16>),
     Q4(Vec<Q4Run>),
     Q8(Vec<Q8Run>),
-    I8(Vec<crate::int8::I8Run>),
+    I8(Vec<crate::cpu::int8::I8Run>),
 }
 
 /// 32 inputs x one panel of 8-bit weights: the 32 outputs' scales, then per input the 32
@@ -60,13 +53,6 @@ struct Q8Run {
     scales: [f32; PANEL],
     values: [[i8; PANEL]; QUANT_RUN],
 }
-
-/// Inputs per quantization run (ggml's `QK4_0` and `QK8_0`): one scale per output per 32
-/// inputs, for Q4_0 and q8 weights alike.
-pub const QUANT_RUN: usize = 32;
-
-/// Bytes of one ggml Q4_0 block: an f16 scale, then 16 bytes holding 32 nibbles.
-pub const Q4_BLOCK_BYTES: usize = 18;
 
 /// 32 inputs x one panel of Q4_0 weights, laid out for widening a whole panel row at once:
 /// the 32 outputs' scales, then per input the 32 nibbles (output `2c` in the low half of byte
@@ -89,6 +75,8 @@ mod widen;
 #[cfg(target_arch = "x86_64")]
 mod x86;
 
+use crate::cpu::layout::KC;
+pub use crate::cpu::layout::{PANEL, Q4_BLOCK_BYTES, QUANT_RUN};
 pub(crate) use panel::SendPtr;
 use panel::{panel_scalar, with_panel};
 pub(crate) use settings::has_avx2_fma;

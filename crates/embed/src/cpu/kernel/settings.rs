@@ -13,7 +13,7 @@ pub enum Precision {
     /// 8-bit integers with an f32 scale per output per 32 inputs (Q8_0's blocking).
     Q8,
     /// 7-bit integers (scale per output per 32 inputs) multiplied by activations quantized to
-    /// 8 bits per row per 32 inputs, in integer arithmetic ([`crate::int8`]).
+    /// 8 bits per row per 32 inputs, in integer arithmetic ([`crate::cpu::int8`]).
     I8,
 }
 

@@ -13,7 +13,7 @@
 //! runs in ascending order, each added by one fused multiply-add: the AVX2 and the portable
 //! code give the same bits, whatever the tiling or thread count.
 
-use crate::kernel::{PANEL, QUANT_RUN};
+use crate::cpu::layout::{PANEL, QUANT_RUN};
 
 /// The largest stored weight magnitude (7 bits; see the module's note).
 const WEIGHT_MAX: f32 = 63.0;
@@ -219,6 +219,9 @@ mod x86 {
     /// Adds the panel's products for every row into `acc`: run by run (a run's 1280 bytes
     /// stay in L1 while every tile reads them), in tiles of up to ROWS rows x GROUPS groups of
     /// 8 outputs, each tile's integer sums rescaled into `acc` at the end of the run.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2 and FMA; `acc` holds `m` rows of the panel's outputs.
     #[target_feature(enable = "avx2,fma")]
     pub(super) unsafe fn panel(
         a: &Activations,

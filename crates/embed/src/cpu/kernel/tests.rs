@@ -37,7 +37,7 @@ fn stored_weights(lin: &PackedLinear) -> Vec<f32> {
                     let run = &runs[run_of(col, kk)];
                     f32::from(run.values[j][c]) * run.scales[c]
                 }
-                Packed::I8(runs) => crate::int8::stored(&runs[run_of(col, kk)], c, j),
+                Packed::I8(runs) => crate::cpu::int8::stored(&runs[run_of(col, kk)], c, j),
                 _ => panic!("not stored as integers"),
             };
         }
@@ -201,7 +201,7 @@ fn i8_products_are_the_products_of_what_is_stored_in_every_kernel() {
         let i8 = PackedLinear::from_rows_in(&rows, b.clone(), n, k, Precision::I8);
         assert_eq!(i8.precision(), Some(Precision::I8));
         let stored = stored_weights(&i8);
-        let xq = crate::int8::tests::dequantized_activations(false, &x, m, k);
+        let xq = crate::cpu::int8::tests::dequantized_activations(false, &x, m, k);
         let w_t = |w: &[f32]| -> Vec<f32> { (0..k * n).map(|i| w[(i % n) * k + i / n]).collect() };
         let of_stored = naive(&xq, &w_t(&stored), &b, m, k, n);
         let exact = naive(&x, &w_t(&rows), &b, m, k, n);
