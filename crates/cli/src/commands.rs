@@ -4,8 +4,8 @@ use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
-use switchyard_embed::Embedder;
-use switchyard_router::{RouteOptions, RouterBuilder};
+use switchyard::embed::Embedder;
+use switchyard::router::{RouteOptions, RouterBuilder};
 
 /// Arguments of `switchyard embed`.
 #[derive(Args, Debug)]
@@ -26,12 +26,12 @@ pub struct EmbedArgs {
 /// The encoder settings of this process: the `SWITCHYARD_WEIGHTS`, `SWITCHYARD_KERNEL`,
 /// `SWITCHYARD_ENGINE` and `SWITCHYARD_Q4_MATMUL` variables, read here and only here (the
 /// libraries take them as `EmbedOptions`), and refused when a value is unknown.
-pub fn embed_options() -> Result<switchyard_embed::EmbedOptions> {
-    Ok(switchyard_embed::EmbedOptions::from_vars(|k| std::env::var(k).ok())?)
+pub fn embed_options() -> Result<switchyard::embed::EmbedOptions> {
+    Ok(switchyard::embed::EmbedOptions::from_vars(|k| std::env::var(k).ok())?)
 }
 
 pub fn load_model(name: &str) -> Result<Arc<dyn Embedder>> {
-    let e = switchyard_embed::load_with(name, &embed_options()?)
+    let e = switchyard::embed::load_with(name, &embed_options()?)
         .with_context(|| format!("loading model {name}"))?;
     Ok(for_the_process(Arc::new(e)))
 }
@@ -41,7 +41,7 @@ pub fn load_model(name: &str) -> Result<Arc<dyn Embedder>> {
 pub fn open_with_model(
     builder: &RouterBuilder,
     model: Option<&str>,
-) -> Result<(switchyard_format::Index, Arc<dyn Embedder>)> {
+) -> Result<(switchyard::format::Index, Arc<dyn Embedder>)> {
     let index = builder.open_index()?;
     let name = model.map_or_else(|| index.meta().model.name.clone(), str::to_string);
     Ok((index, load_model(&name)?))
@@ -59,7 +59,7 @@ pub fn embed(a: EmbedArgs) -> Result<()> {
     let options = embed_options()?;
     let t_load = std::time::Instant::now();
     let model = for_the_process(Arc::new(
-        switchyard_embed::load_with(&a.model, &options)
+        switchyard::embed::load_with(&a.model, &options)
             .with_context(|| format!("loading model {}", a.model))?,
     ));
     let load_ms = t_load.elapsed().as_secs_f64() * 1e3;
@@ -170,7 +170,7 @@ pub fn route(a: RouteArgs) -> Result<()> {
     };
     let d = router.route(&a.task, &options)?;
     if a.repeat > 0 {
-        let mut scratch = switchyard_router::Scratch::default();
+        let mut scratch = switchyard::router::Scratch::default();
         let mut times = Vec::with_capacity(a.repeat);
         for _ in 0..a.repeat {
             times
@@ -316,7 +316,7 @@ pub fn models(a: ModelsArgs) -> Result<()> {
     let mut rows = Vec::new();
     let mut failed = false;
     for n in &names {
-        let r = switchyard_embed::resolve(n).and_then(|m| m.verify().map(|()| m));
+        let r = switchyard::embed::resolve(n).and_then(|m| m.verify().map(|()| m));
         match r {
             Ok(m) => rows.push(serde_json::json!({"name": n, "ok": true, "dir": m.dir, "fingerprint": m.fingerprint().to_hex(), "dim": m.spec.dim, "license": m.spec.license})),
             Err(e) => {

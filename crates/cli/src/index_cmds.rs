@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use std::io::IsTerminal;
 use std::path::PathBuf;
-use switchyard_format::{Index, OpenOptions};
+use switchyard::format::{Index, OpenOptions};
 
 /// Arguments of `switchyard build-index`.
 #[derive(Args, Debug)]

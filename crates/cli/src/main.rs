@@ -143,9 +143,9 @@ pub(crate) fn model_for_index(model: Option<&str>, index: &std::path::Path) -> R
     if let Some(m) = model {
         return Ok(m.to_string());
     }
-    let idx = switchyard_format::Index::open(
+    let idx = switchyard::format::Index::open(
         index,
-        switchyard_format::OpenOptions::new().verify_payload(false),
+        switchyard::format::OpenOptions::new().verify_payload(false),
     )
     .with_context(|| format!("opening {}", index.display()))?;
     Ok(idx.meta().model.name.clone())

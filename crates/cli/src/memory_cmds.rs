@@ -6,9 +6,9 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use switchyard_embed::Embedder;
-use switchyard_memory::MemoryStore;
-use switchyard_router::RouterBuilder;
+use switchyard::embed::Embedder;
+use switchyard::memory::MemoryStore;
+use switchyard::router::RouterBuilder;
 
 /// Arguments of `switchyard memory`.
 #[derive(Args, Debug)]

@@ -86,8 +86,8 @@ fn loader() -> Result<switchyard_serve::ModelLoader> {
     let options = embed_options()?;
     // Not `load_model`: a long-running server frees a model a reload replaces.
     Ok(Arc::new(move |name: &str| {
-        switchyard_embed::load_with(name, &options)
-            .map(|m| Arc::new(m) as Arc<dyn switchyard_embed::Embedder>)
+        switchyard::embed::load_with(name, &options)
+            .map(|m| Arc::new(m) as Arc<dyn switchyard::embed::Embedder>)
             .map_err(|e| e.to_string())
     }))
 }
