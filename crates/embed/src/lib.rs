@@ -7,10 +7,12 @@
 //! or from the local Hugging Face cache. [`HashEmbedder`] is a deterministic stand-in for tests.
 //!
 //! **Settings.** Every choice about how the encoder runs (weight storage, matrix kernel, engine)
-//! is an [`EmbedOptions`] passed to [`load_with`]; this crate never reads the environment. The
-//! `switchyard` command builds them from `SWITCHYARD_WEIGHTS`, `SWITCHYARD_KERNEL`,
-//! `SWITCHYARD_ENGINE` and `SWITCHYARD_Q4_MATMUL` ([`EmbedOptions::from_vars`], [`SETTINGS`]).
-//! Where a model's files are looked for: [`model_search_dirs`].
+//! is an [`EmbedOptions`] passed to [`load_with`]; no engine setting is read from the
+//! environment. The `switchyard` command builds them from `SWITCHYARD_WEIGHTS`,
+//! `SWITCHYARD_KERNEL`, `SWITCHYARD_ENGINE` and `SWITCHYARD_Q4_MATMUL`
+//! ([`EmbedOptions::from_vars`], [`SETTINGS`]). Where a model's files are looked for:
+//! [`model_search_dirs`], the one place that still reads a variable (`SWITCHYARD_MODELS`, a
+//! folder searched first; the Hugging Face cache also follows its own `HF_HOME`).
 //!
 //! **Features.** `candle` (default): the encoders. `hf-hub`: models from the local Hugging Face
 //! cache. `mkl` / `accelerate`: a BLAS under candle's own operations, which only the portable
