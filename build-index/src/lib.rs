@@ -20,6 +20,7 @@
 mod cascade;
 mod screen;
 mod selection;
+mod thinking;
 mod thresholds;
 mod train_file;
 
@@ -502,6 +503,9 @@ pub fn build_bytes_with(
     }
     w.selection(&selection)?;
     w.screen(&screen)?;
+    if let Some((rows, thinking)) = thinking::thinking_section(catalog, embedder)? {
+        w.thinking(rows, &thinking)?;
+    }
     if let Some(a) = adapter {
         w.adapter(&switchyard_format::AdapterMeta {
             id: a.id(),

@@ -295,6 +295,41 @@ fn calibrate_modes(inputs: &Inputs<'_>) -> ModeCalibration {
             && !t.modes.iter().any(|m| m == "any")
             && catalog.modes.iter().any(|m| !t.modes.contains(&m.name))
     });
+    match leave_one_out(rows, spans, dim) {
+        LeaveOneOut::Margin { margin, examples, precision, coverage } => ModeCalibration {
+            semantic_margin: Some(margin),
+            examples,
+            precision: Some(precision),
+            coverage: Some(coverage),
+            note: None,
+        },
+        LeaveOneOut::NoMargin { examples } => off(
+            examples,
+            if tool_agreement {
+                format!(
+                    "no lead reached {MODE_PRECISION} leave-one-out precision on the mode examples; the default mode {default} decides unless the task's best tools favour the examples' best mode"
+                )
+            } else {
+                format!(
+                    "no lead reached {MODE_PRECISION} leave-one-out precision on the mode examples; the default mode {default} decides"
+                )
+            },
+        ),
+    }
+}
+
+/// What leave-one-out over a set of classes' examples supports.
+pub(crate) enum LeaveOneOut {
+    /// A lead at which [`MODE_PRECISION`] was reached.
+    Margin { margin: f32, examples: u32, precision: f32, coverage: f32 },
+    /// No lead reached it.
+    NoMargin { examples: u32 },
+}
+
+/// Scores every example (each class's rows after its first, the card) against every class
+/// without itself, and finds the smallest lead (best class minus runner-up) above which the
+/// best class was right at least [`MODE_PRECISION`] of the time. `spans` are (first row, rows).
+pub(crate) fn leave_one_out(rows: &[f32], spans: &[(usize, usize)], dim: usize) -> LeaveOneOut {
     let row = |r: usize| &rows[r * dim..(r + 1) * dim];
     // (lead, correct) per example.
     let mut outcomes: Vec<(f32, bool)> = Vec::new();
@@ -326,28 +361,16 @@ fn calibrate_modes(inputs: &Inputs<'_>) -> ModeCalibration {
             chosen = Some((i + 1, precision));
         }
     }
+    let examples = outcomes.len() as u32;
     match chosen {
-        Some((n, precision)) => ModeCalibration {
-            // A hair above the last accepted lead's neighbour would also do; the accepted lead
-            // itself is the margin.
-            semantic_margin: Some(outcomes[n - 1].0.max(0.0)),
-            examples: outcomes.len() as u32,
-            precision: Some(precision),
-            coverage: Some(n as f32 / outcomes.len() as f32),
-            note: None,
+        // The accepted lead itself is the margin.
+        Some((n, precision)) => LeaveOneOut::Margin {
+            margin: outcomes[n - 1].0.max(0.0),
+            examples,
+            precision,
+            coverage: n as f32 / outcomes.len() as f32,
         },
-        None => off(
-            outcomes.len() as u32,
-            if tool_agreement {
-                format!(
-                    "no lead reached {MODE_PRECISION} leave-one-out precision on the mode examples; the default mode {default} decides unless the task's best tools favour the examples' best mode"
-                )
-            } else {
-                format!(
-                    "no lead reached {MODE_PRECISION} leave-one-out precision on the mode examples; the default mode {default} decides"
-                )
-            },
-        ),
+        None => LeaveOneOut::NoMargin { examples },
     }
 }
 

@@ -11,6 +11,7 @@ mod index_cmds;
 mod measure;
 mod memory_cmds;
 mod serve;
+mod think_cmd;
 #[cfg(feature = "candle")]
 mod train;
 
@@ -43,6 +44,9 @@ enum Command {
     Screen(commands::ScreenArgs),
     /// Check provisioned models against the digests in their model.toml.
     Models(commands::ModelsArgs),
+    /// Choose a thinking mode for a problem (council, red_team, first_principles, be_creative,
+    /// or the catalog's own) and print its scaffold with the problem filled in.
+    Think(think_cmd::ThinkArgs),
     /// Assemble the prompt for a task: layers, trust wrapper, budgets, fingerprints.
     Assemble(commands::AssembleArgs),
     /// Manage the memory store of untrusted context.
@@ -84,6 +88,7 @@ fn main() -> ExitCode {
         Command::Route(a) => commands::route(a),
         Command::Screen(a) => commands::screen(a),
         Command::Models(a) => commands::models(a),
+        Command::Think(a) => think_cmd::think(a),
         Command::Assemble(a) => commands::assemble(a),
         Command::Memory(a) => memory_cmds::memory(a),
         Command::Trace(a) => commands::trace(a),

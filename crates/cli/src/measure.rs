@@ -32,6 +32,30 @@ pub enum EvalCommand {
     /// Task analysis (complexity; missing intent, target, scope) against labelled tasks:
     /// agreement overall and per language. No model, no index.
     Analysis(AnalysisArgs),
+    /// Thinking-mode routing against labelled problems: accuracy overall, per language, per
+    /// mode and per deciding step (keyword, semantic, default).
+    Thinking(ThinkingArgs),
+}
+
+/// Arguments of `switchyard eval thinking`.
+#[derive(Args, Debug)]
+pub struct ThinkingArgs {
+    /// Manifest folder (with thinking.toml).
+    #[arg(long, default_value = "manifests")]
+    pub manifests: PathBuf,
+    /// Labelled problems: one {"problem", "lang"?, "mode"} per line (e.g.
+    /// tests/thinking/heldout.jsonl).
+    #[arg(long)]
+    pub cases: PathBuf,
+    /// Model: a short name (minilm, e5-small), a folder, or a cached Hugging Face repo id.
+    #[arg(long, default_value = "minilm")]
+    pub model: String,
+    /// Where built indexes are cached [default: $SWITCHYARD_CACHE_DIR or ~/.cache/switchyard].
+    #[arg(long)]
+    pub cache_dir: Option<PathBuf>,
+    /// Print the report as JSON (the misses included).
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Arguments of `switchyard eval analysis`.
@@ -438,6 +462,53 @@ pub fn eval(a: EvalArgs) -> Result<()> {
                 vec![("all", &overall), ("contrast_rule", &contrast), ("whole_text_only", &whole)];
             rows.extend(per.iter().map(|(l, m)| (l.as_str(), m)));
             table(&rows);
+            Ok(())
+        }
+        EvalCommand::Thinking(a) => {
+            let model = load_model(&a.model)?;
+            let cfg = switchyard_eval::ThinkingEval {
+                manifests: a.manifests,
+                cases: a.cases,
+                cache_dir: cache_dir(a.cache_dir),
+            };
+            let report = switchyard_eval::eval_thinking(&cfg, model, &progress)?;
+            bars.finish();
+            if a.json {
+                return print_json(&report);
+            }
+            println!(
+                "{} problems from {}, model {}, semantic margin {}; think p50 {:.1} us, p95 {:.1} us (embedding cached)",
+                report.overall.cases,
+                report.cases_file,
+                report.model,
+                report.semantic_margin.map_or("none (off)".into(), |m| format!("{m:.3}")),
+                report.think_us.0,
+                report.think_us.1
+            );
+            let cells = |s: &switchyard_eval::ThinkingScore| {
+                BTreeMap::from([
+                    ("cases".to_string(), serde_json::json!(s.cases)),
+                    (
+                        "accuracy".to_string(),
+                        serde_json::json!((s.accuracy * 1000.0).round() / 1000.0),
+                    ),
+                ])
+            };
+            let groups: Vec<(String, BTreeMap<String, serde_json::Value>)> =
+                std::iter::once(("all".to_string(), cells(&report.overall)))
+                    .chain(report.per_lang.iter().map(|(l, s)| (format!("lang:{l}"), cells(s))))
+                    .chain(report.per_mode.iter().map(|(m, s)| (format!("mode:{m}"), cells(s))))
+                    .chain(report.per_source.iter().map(|(m, s)| (format!("by:{m}"), cells(s))))
+                    .collect();
+            let rows: Vec<(&str, &BTreeMap<String, serde_json::Value>)> =
+                groups.iter().map(|(l, m)| (l.as_str(), m)).collect();
+            table(&rows);
+            for m in &report.misses {
+                println!(
+                    "miss {:?}: {} by {:?} (expected {})",
+                    m.problem, m.decision.mode, m.decision.source, m.expected
+                );
+            }
             Ok(())
         }
         EvalCommand::Analysis(a) => {

@@ -73,10 +73,6 @@ pub struct AnalysisReport {
 /// A labelled case with the analyser's complexity and missing parts.
 type Row<'a> = (&'a AnalysisCase, Complexity, Vec<Missing>);
 
-fn sufficient(missing: &[Missing]) -> bool {
-    !missing.contains(&Missing::Intent) && !missing.contains(&Missing::Target)
-}
-
 fn agreement(rows: &[Row<'_>]) -> Agreement {
     let n = rows.len().max(1) as f64;
     let share = |f: &dyn Fn(&Row<'_>) -> bool| rows.iter().filter(|r| f(r)).count() as f64 / n;
@@ -97,7 +93,9 @@ fn agreement(rows: &[Row<'_>]) -> Agreement {
                 (Complexity::Low, Complexity::High) | (Complexity::High, Complexity::Low)
             )
         }),
-        sufficiency_accuracy: share(&|(c, _, got)| sufficient(&c.missing) == sufficient(got)),
+        sufficiency_accuracy: share(&|(c, _, got)| {
+            TaskAnalysis::is_sufficient(&c.missing) == TaskAnalysis::is_sufficient(got)
+        }),
         missing_accuracy,
         exact_missing: share(&|(c, _, got)| {
             let mut want = c.missing.clone();

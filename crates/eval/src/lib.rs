@@ -21,6 +21,9 @@ pub use crate::cases::{CaseRow, CasesEval, CasesReport, eval_cases};
 pub use crate::error::{EvalError, Result};
 pub use crate::fit::{FitConfig, FitMetrics, FitParams, FitReport, fit};
 pub use crate::injection::{InjectionEval, InjectionReport, eval_injection};
+pub use crate::thinking::{
+    ThinkingCase, ThinkingEval, ThinkingMiss, ThinkingReport, ThinkingScore, eval_thinking,
+};
 pub use crate::tools::{
     CASCADE_SWEEP, Compared, SweepPoint, ToolsEval, ToolsReport, eval_tools, load_tools,
     normalize_ks,
@@ -39,6 +42,7 @@ mod fit;
 pub mod injection;
 mod jsonl;
 pub mod metrics;
+mod thinking;
 mod tools;
 
 /// Progress callback: (stage, done, total). Called from worker threads.

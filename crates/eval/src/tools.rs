@@ -230,6 +230,7 @@ pub fn load_tools(path: &Path) -> Result<Catalog> {
         modes: Vec::new(),
         patterns: Vec::new(),
         benign: Vec::new(),
+        thinking: Vec::new(),
         warnings,
     })
 }

@@ -3,7 +3,10 @@ use crate::layout::{
     OLDEST_SUPPORTED_VERSION, SECTION_ENTRY_LEN, SectionKind, stride_for,
 };
 use crate::matrix::MatrixView;
-use crate::{AdapterMeta, CascadeMeta, FormatError, IndexMeta, Result, ScreenMeta, SelectionMeta};
+use crate::{
+    AdapterMeta, CascadeMeta, FormatError, IndexMeta, Result, ScreenMeta, SelectionMeta,
+    ThinkingMeta,
+};
 use std::path::{Path, PathBuf};
 
 /// Options for [`Index::open`].
@@ -96,6 +99,7 @@ pub struct Index {
     selection: Option<SelectionMeta>,
     screen: Option<ScreenMeta>,
     adapter: Option<AdapterMeta>,
+    thinking: Option<ThinkingMeta>,
 }
 
 impl std::fmt::Debug for Index {
@@ -180,14 +184,31 @@ impl Index {
                 FormatError::BadMeta { path: path.clone(), message: format!("adapter: {message}") }
             })?),
         };
-        let index =
-            Self { path, storage, header, sections, meta, cascade, selection, screen, adapter };
+        let thinking = match sections.iter().find(|s| s.kind == SectionKind::Thinking) {
+            None => None,
+            Some(s) => Some(ThinkingMeta::decode(slice(bytes, s)).map_err(|message| {
+                FormatError::BadMeta { path: path.clone(), message: format!("thinking: {message}") }
+            })?),
+        };
+        let index = Self {
+            path,
+            storage,
+            header,
+            sections,
+            meta,
+            cascade,
+            selection,
+            screen,
+            adapter,
+            thinking,
+        };
         index.check_strings()?;
         index.check_meta()?;
         crate::section_checks::cascade(&index)?;
         crate::section_checks::selection(&index)?;
         crate::section_checks::screen(&index)?;
         crate::section_checks::adapter(&index)?;
+        crate::section_checks::thinking(&index)?;
         Ok(index)
     }
 
@@ -251,6 +272,12 @@ impl Index {
     /// with one (version 4 on).
     pub fn adapter(&self) -> Option<&AdapterMeta> {
         self.adapter.as_ref()
+    }
+
+    /// The thinking modes, when the index was built from a catalog with `thinking.toml`
+    /// (version 5 on); their rows are the [`SectionKind::ThinkingRows`] matrix.
+    pub fn thinking(&self) -> Option<&ThinkingMeta> {
+        self.thinking.as_ref()
     }
 
     /// The cascade's metadata, when the index was built with one.

@@ -3,7 +3,7 @@
 /// The first 8 bytes of every index.
 pub const MAGIC: [u8; 8] = *b"SWYDIDX\0";
 /// The version this build writes.
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 /// The oldest version this build reads.
 pub const OLDEST_SUPPORTED_VERSION: u32 = 1;
 /// Every section starts on a multiple of this many bytes.
@@ -56,11 +56,17 @@ pub enum SectionKind {
     /// bincode-encoded [`crate::AdapterMeta`]: the query adapter the tools and skills rows were
     /// mapped with, which the router applies to the task vector (optional; version 4 on).
     Adapter,
+    /// f32 rows of the thinking modes: each mode's card, then its examples (optional; version
+    /// 5 on; present exactly when `Thinking` is).
+    ThinkingRows,
+    /// bincode-encoded [`crate::ThinkingMeta`]: the thinking modes, their keyword rules,
+    /// scaffolds and the semantic fallback's calibration (optional; version 5 on).
+    Thinking,
 }
 
 impl SectionKind {
     /// Every kind in file order.
-    pub const ALL: [SectionKind; 13] = [
+    pub const ALL: [SectionKind; 15] = [
         SectionKind::Tools,
         SectionKind::Skills,
         SectionKind::Modes,
@@ -74,6 +80,8 @@ impl SectionKind {
         SectionKind::Selection,
         SectionKind::Screen,
         SectionKind::Adapter,
+        SectionKind::ThinkingRows,
+        SectionKind::Thinking,
     ];
 
     /// The matrix kinds.
@@ -101,6 +109,8 @@ impl SectionKind {
             SectionKind::Selection => 11,
             SectionKind::Screen => 12,
             SectionKind::Adapter => 13,
+            SectionKind::ThinkingRows => 14,
+            SectionKind::Thinking => 15,
         }
     }
 
@@ -125,6 +135,8 @@ impl SectionKind {
             SectionKind::Selection => "selection",
             SectionKind::Screen => "screen",
             SectionKind::Adapter => "adapter",
+            SectionKind::ThinkingRows => "thinking_rows",
+            SectionKind::Thinking => "thinking",
         }
     }
 
@@ -136,7 +148,8 @@ impl SectionKind {
             | SectionKind::Cascade
             | SectionKind::Selection
             | SectionKind::Screen
-            | SectionKind::Adapter => Dtype::U8,
+            | SectionKind::Adapter
+            | SectionKind::Thinking => Dtype::U8,
             SectionKind::StringOffsets => Dtype::U32,
             _ => Dtype::F32,
         }

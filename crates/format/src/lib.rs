@@ -27,8 +27,11 @@
 //! weights, gates and the mode step's calibration), then, optional from version 4 on, `screen`
 //! (bincode [`ScreenMeta`]: the learned injection head, its threshold and the windowing of
 //! untrusted entries) and `adapter` (bincode [`AdapterMeta`]: the query adapter the tools and
-//! skills rows were mapped with). Sections are written in that order. Version 1 files (no cascade),
-//! version 2 files (no selection section) and version 3 files (no screen section) still open.
+//! skills rows were mapped with), then, optional from version 5 on, `thinking_rows` (f32 matrix)
+//! and `thinking` (bincode [`ThinkingMeta`]: thinking modes, keyword rules, scaffolds and the
+//! semantic fallback's calibration). Sections are written in that order. Version 1 files (no
+//! cascade), version 2 files (no selection section), version 3 files (no screen section) and
+//! version 4 files (no thinking modes) still open.
 //!
 //! **Payloads**: every offset is a multiple of 64; matrices are row-major f32 with `stride` =
 //! `dim` rounded up to 16 floats, so each row starts on a 64-byte boundary; all padding is zero.
@@ -83,7 +86,7 @@ pub use crate::matrix::MatrixView;
 pub use crate::meta::{
     AdapterMeta, CascadeMeta, FusionMeta, IndexMeta, ItemMeta, LexicalMeta, MIN_MODE_EXAMPLES,
     ModeCalibration, ModeMeta, ModelMeta, PatternMeta, ScreenHead, ScreenMeta, SelectionMeta,
-    Thresholds, WindowingMeta,
+    THINKING_PLACEHOLDER, ThinkingMeta, ThinkingModeMeta, Thresholds, WindowingMeta,
 };
 pub use crate::writer::{IndexWriter, write_atomic};
 

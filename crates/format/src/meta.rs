@@ -374,3 +374,45 @@ pub struct AdapterMeta {
     pub info_json: String,
 }
 bincode_codec!(AdapterMeta, "adapter metadata");
+
+/// One thinking mode (see `switchyard_manifest::ThinkingMode`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ThinkingModeMeta {
+    /// Name.
+    pub name: String,
+    /// Description.
+    pub description: String,
+    /// Keyword rules (lowercase; a trailing `*` matches inflections).
+    pub keywords: Vec<String>,
+    /// The scaffold, with `{problem}` where the problem goes.
+    pub scaffold: String,
+    /// The scaffold's Success Criteria items.
+    pub criteria: Vec<String>,
+    /// First row of this mode in the `thinking_rows` matrix.
+    pub first_row: u32,
+    /// Rows: the card, then the examples.
+    pub row_count: u32,
+}
+
+impl ThinkingModeMeta {
+    /// The scaffold with the problem filled in.
+    pub fn render(&self, problem: &str) -> String {
+        self.scaffold.replace(THINKING_PLACEHOLDER, problem.trim())
+    }
+}
+
+/// Where a scaffold takes the problem (the manifest crate checks every scaffold has it).
+pub const THINKING_PLACEHOLDER: &str = "{problem}";
+
+/// The thinking modes of an index (the `thinking` section, version 5 on), sorted by name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ThinkingMeta {
+    /// The modes.
+    pub modes: Vec<ThinkingModeMeta>,
+    /// The mode used when nothing else decides.
+    pub default_mode: String,
+    /// The semantic fallback's calibration, measured like the mode step's (leave-one-out over
+    /// the modes' examples); no margin means the fallback never decides.
+    pub calibration: ModeCalibration,
+}
+bincode_codec!(ThinkingMeta, "thinking metadata");

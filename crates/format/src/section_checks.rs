@@ -1,4 +1,5 @@
-//! Consistency checks of the optional sections (`cascade`, `selection`, `screen`, `adapter`), run when an index
+//! Consistency checks of the optional sections (`cascade`, `selection`, `screen`, `adapter`,
+//! `thinking`), run when an index
 //! opens, after the header, table and metadata checks.
 
 use crate::{FormatError, Index, Result, SectionKind};
@@ -181,6 +182,45 @@ pub(crate) fn adapter(index: &Index) -> Result<()> {
     }
     if !a.u.iter().chain(&a.v).all(|x| x.is_finite()) {
         return Err(bad("a weight is NaN or infinite".into()));
+    }
+    Ok(())
+}
+
+pub(crate) fn thinking(index: &Index) -> Result<()> {
+    let bad = |message: String| FormatError::BadMeta {
+        path: index.path().to_path_buf(),
+        message: format!("thinking: {message}"),
+    };
+    let has_rows = index.sections().iter().any(|s| s.kind == SectionKind::ThinkingRows);
+    let Some(t) = index.thinking() else {
+        return if has_rows {
+            Err(bad("thinking_rows section without its thinking section".into()))
+        } else {
+            Ok(())
+        };
+    };
+    if t.modes.is_empty() {
+        return Err(bad("no thinking modes".into()));
+    }
+    if !t.modes.iter().any(|m| m.name == t.default_mode) {
+        return Err(bad(format!("default mode {:?} is not one of the modes", t.default_mode)));
+    }
+    let rows = index.matrix(SectionKind::ThinkingRows).rows();
+    let mut next = 0u64;
+    for m in &t.modes {
+        if u64::from(m.first_row) != next || m.row_count == 0 {
+            return Err(bad(format!(
+                "{}: rows {}+{} do not follow on",
+                m.name, m.first_row, m.row_count
+            )));
+        }
+        next += u64::from(m.row_count);
+    }
+    if next != rows as u64 {
+        return Err(bad(format!("the modes claim {next} rows, thinking_rows has {rows}")));
+    }
+    if t.calibration.semantic_margin.is_some_and(|m| !m.is_finite()) {
+        return Err(bad("the semantic margin is not a finite number".into()));
     }
     Ok(())
 }

@@ -20,6 +20,7 @@ pub struct IndexWriter {
     selection: Option<Vec<u8>>,
     screen: Option<Vec<u8>>,
     adapter: Option<Vec<u8>>,
+    thinking: Option<Vec<u8>>,
 }
 
 impl IndexWriter {
@@ -35,6 +36,7 @@ impl IndexWriter {
             selection: None,
             screen: None,
             adapter: None,
+            thinking: None,
         }
     }
 
@@ -100,6 +102,9 @@ impl IndexWriter {
         if let Some(adapter) = index.adapter() {
             w.adapter(adapter)?;
         }
+        if let Some(thinking) = index.thinking() {
+            w.thinking(unpadded(index.matrix(SectionKind::ThinkingRows)), thinking)?;
+        }
         Ok(w)
     }
 
@@ -132,6 +137,14 @@ impl IndexWriter {
     /// Sets the screen section (the learned injection screen and the windowing of entries).
     pub fn screen(&mut self, meta: &crate::ScreenMeta) -> Result<&mut Self> {
         self.screen = Some(meta.encode()?);
+        Ok(self)
+    }
+
+    /// Sets the thinking modes: their rows (`rows * dim` floats, unit length) and metadata. Both
+    /// sections are written together or not at all.
+    pub fn thinking(&mut self, rows: Vec<f32>, meta: &crate::ThinkingMeta) -> Result<&mut Self> {
+        self.matrix(SectionKind::ThinkingRows, rows)?;
+        self.thinking = Some(meta.encode()?);
         Ok(self)
     }
 
@@ -190,6 +203,10 @@ impl IndexWriter {
         }
         if let Some(adapter) = &self.adapter {
             payloads.push((SectionKind::Adapter, adapter.clone(), 0, 0, 0));
+        }
+        if let Some(thinking) = &self.thinking {
+            payloads.push(self.matrix_payload(SectionKind::ThinkingRows)?);
+            payloads.push((SectionKind::Thinking, thinking.clone(), 0, 0, 0));
         }
 
         let count = payloads.len();

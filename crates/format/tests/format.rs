@@ -104,7 +104,31 @@ fn sample_writer() -> IndexWriter {
     w.cascade(rows(&[8, 9, 10, 11, 12, 13, 14]), &sample_cascade()).unwrap();
     w.selection(&sample_selection()).unwrap();
     w.screen(&sample_screen()).unwrap();
+    w.thinking(rows(&[15, 16, 17]), &sample_thinking()).unwrap();
     w
+}
+
+fn sample_thinking() -> ThinkingMeta {
+    let mode = |name: &str, first_row: u32, row_count: u32| ThinkingModeMeta {
+        name: name.into(),
+        description: format!("{name} thinking"),
+        keywords: vec!["risk*".into()],
+        scaffold: "Problem: {problem}\n## Success Criteria\n- a\n- b\n- c".into(),
+        criteria: vec!["a".into(), "b".into(), "c".into()],
+        first_row,
+        row_count,
+    };
+    ThinkingMeta {
+        modes: vec![mode("council", 0, 1), mode("red_team", 1, 2)],
+        default_mode: "council".into(),
+        calibration: ModeCalibration {
+            semantic_margin: Some(0.05),
+            examples: 1,
+            precision: Some(1.0),
+            coverage: Some(1.0),
+            note: None,
+        },
+    }
 }
 
 fn sample_screen() -> ScreenMeta {
@@ -386,8 +410,8 @@ fn header_layout_matches_the_spec() {
     assert_eq!(u32::from_le_bytes(b[8..12].try_into().unwrap()), FORMAT_VERSION);
     assert_eq!(u32::from_le_bytes(b[12..16].try_into().unwrap()), 64);
     assert_eq!(u64::from_le_bytes(b[16..24].try_into().unwrap()), FLAG_ROWS_NORMALISED);
-    // 8 sections, plus static_rows, cascade, selection and screen.
-    assert_eq!(u32::from_le_bytes(b[24..28].try_into().unwrap()), 12);
+    // 8 sections, plus static_rows, cascade, selection, screen, thinking_rows and thinking.
+    assert_eq!(u32::from_le_bytes(b[24..28].try_into().unwrap()), 14);
     assert_eq!(u32::from_le_bytes(b[28..32].try_into().unwrap()), DIM as u32);
     assert_eq!(&b[32..48], &[0xab; 16]);
     assert_eq!(u64::from_le_bytes(b[48..56].try_into().unwrap()), b.len() as u64);
@@ -431,7 +455,7 @@ fn errors_are_distinct_and_verbatim() {
     b[8..12].copy_from_slice(&99u32.to_le_bytes());
     assert_eq!(
         open_err(&b),
-        "index <memory>: format version 99 is not supported (this build reads 1..=4); rebuild it with switchyard build-index"
+        "index <memory>: format version 99 is not supported (this build reads 1..=5); rebuild it with switchyard build-index"
     );
     let mut b = good.clone();
     b[28] ^= 1;
@@ -550,4 +574,41 @@ proptest! {
         let _ = Index::from_bytes(&b, &OpenOptions::new());
         let _ = Index::from_bytes(&b, OpenOptions::new().verify_payload(false));
     }
+}
+
+#[test]
+fn thinking_section_round_trips_and_is_checked() {
+    let b = sample_writer().to_bytes().unwrap();
+    let index = Index::from_bytes(&b, &OpenOptions::new()).unwrap();
+    assert_eq!(index.thinking(), Some(&sample_thinking()));
+    assert_eq!(index.matrix(SectionKind::ThinkingRows).rows(), 3);
+    // Rewriting through `from_index` keeps every byte.
+    assert_eq!(IndexWriter::from_index(&index).unwrap().to_bytes().unwrap(), b);
+
+    let mut bad = sample_thinking();
+    bad.modes[1].row_count = 1;
+    let mut w = sample_writer();
+    w.thinking(
+        (0..3)
+            .flat_map(|_| {
+                let mut r = vec![0.0f32; DIM];
+                r[0] = 1.0;
+                r
+            })
+            .collect(),
+        &bad,
+    )
+    .unwrap();
+    let err = Index::from_bytes(&w.to_bytes().unwrap(), &OpenOptions::new()).unwrap_err();
+    assert!(
+        err.to_string().contains("thinking: the modes claim 2 rows, thinking_rows has 3"),
+        "{err}"
+    );
+
+    let mut bad = sample_thinking();
+    bad.default_mode = "nope".into();
+    let mut w = sample_writer();
+    w.thinking(vec![0.0; 3 * DIM], &bad).unwrap();
+    let err = Index::from_bytes(&w.to_bytes().unwrap(), &OpenOptions::new()).unwrap_err();
+    assert!(err.to_string().contains("default mode \"nope\""), "{err}");
 }

@@ -115,6 +115,9 @@ pub struct Catalog {
     pub patterns: Vec<Pattern>,
     /// Benign look-alikes, in file order.
     pub benign: Vec<Benign>,
+    /// Thinking modes (`thinking.toml`), sorted by name; empty without the file.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub thinking: Vec<crate::ThinkingMode>,
     /// Non-fatal findings.
     #[serde(skip)]
     pub warnings: Vec<Warning>,
@@ -217,17 +220,17 @@ struct RawBenign {
 }
 
 /// One TOML file being read: its path and text, for line numbers.
-struct Source {
-    path: PathBuf,
+pub(crate) struct Source {
+    pub(crate) path: PathBuf,
     text: String,
 }
 
 impl Source {
-    fn line(&self, span: std::ops::Range<usize>) -> usize {
+    pub(crate) fn line(&self, span: std::ops::Range<usize>) -> usize {
         self.text[..span.start.min(self.text.len())].matches('\n').count() + 1
     }
 
-    fn invalid(
+    pub(crate) fn invalid(
         &self,
         span: std::ops::Range<usize>,
         field: &str,
@@ -241,7 +244,7 @@ impl Source {
         }
     }
 
-    fn parse<T: serde::de::DeserializeOwned>(&self) -> Result<T> {
+    pub(crate) fn parse<T: serde::de::DeserializeOwned>(&self) -> Result<T> {
         toml::from_str(&self.text).map_err(|e| ManifestError::Parse {
             path: self.path.clone(),
             line: e.span().map_or(1, |s| self.line(s)),
@@ -281,7 +284,12 @@ fn valid_name(name: &str) -> bool {
 }
 
 /// Reads a file named by a manifest field, refusing paths that leave the folder.
-fn read_relative(src: &Source, dir: &Path, rel: &Spanned<String>, field: &str) -> Result<String> {
+pub(crate) fn read_relative(
+    src: &Source,
+    dir: &Path,
+    rel: &Spanned<String>,
+    field: &str,
+) -> Result<String> {
     let p = Path::new(rel.get_ref());
     if p.is_absolute() || p.components().any(|c| matches!(c, std::path::Component::ParentDir)) {
         return Err(src.invalid(
@@ -314,7 +322,7 @@ fn read_relative(src: &Source, dir: &Path, rel: &Spanned<String>, field: &str) -
     }
 }
 
-fn non_empty(src: &Source, s: &Spanned<String>, field: &str) -> Result<String> {
+pub(crate) fn non_empty(src: &Source, s: &Spanned<String>, field: &str) -> Result<String> {
     let t = s.get_ref().trim();
     if t.is_empty() {
         return Err(src.invalid(
@@ -326,7 +334,7 @@ fn non_empty(src: &Source, s: &Spanned<String>, field: &str) -> Result<String> {
     Ok(t.to_string())
 }
 
-fn unique(
+pub(crate) fn unique(
     src: &Source,
     seen: &mut BTreeMap<String, usize>,
     name: &Spanned<String>,
@@ -373,7 +381,7 @@ fn check_modes(
     Ok(modes.get_ref().clone())
 }
 
-fn clean_list(items: Vec<String>) -> Vec<String> {
+pub(crate) fn clean_list(items: Vec<String>) -> Vec<String> {
     items.into_iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()
 }
 
@@ -390,6 +398,10 @@ impl Catalog {
         let modes_src = read(dir, "modes.toml")?;
         let skills_src = read(dir, "skills.toml")?;
         let inj_src = read(dir, "injection.toml")?;
+        let thinking = match read(dir, "thinking.toml")? {
+            Some(src) => crate::thinking::load(&src, dir)?,
+            None => Vec::new(),
+        };
         let mut warnings = Vec::new();
 
         // Modes first: tools and skills refer to them.
@@ -582,7 +594,7 @@ impl Catalog {
         tools.sort_by(|a, b| a.name.cmp(&b.name));
         skills.sort_by(|a, b| a.name.cmp(&b.name));
         modes.sort_by(|a, b| a.name.cmp(&b.name));
-        Ok(Self { tools, skills, modes, patterns, benign, warnings })
+        Ok(Self { tools, skills, modes, patterns, benign, thinking, warnings })
     }
 
     /// sha256 of the catalog's canonical JSON (bodies and rules included): two folders with the

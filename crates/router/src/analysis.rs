@@ -90,6 +90,12 @@ pub struct TaskAnalysis {
 }
 
 impl TaskAnalysis {
+    /// The sufficiency rule: a task is sufficient when it says both what to do (intent) and
+    /// what to act on (target); a missing scope alone does not make it insufficient.
+    pub fn is_sufficient(missing: &[Missing]) -> bool {
+        !missing.contains(&Missing::Intent) && !missing.contains(&Missing::Target)
+    }
+
     /// A one-line hint for the model when the task leaves something essential unsaid: no
     /// intent or target, or no scope for high-complexity work. `None` otherwise.
     pub fn clarification(&self) -> Option<String> {
@@ -279,7 +285,7 @@ pub fn analyze_task(task: &str) -> TaskAnalysis {
         1 | 2 => Complexity::Medium,
         _ => Complexity::High,
     };
-    let sufficient = !missing.contains(&Missing::Intent) && !missing.contains(&Missing::Target);
+    let sufficient = TaskAnalysis::is_sufficient(&missing);
     TaskAnalysis {
         complexity,
         points,

@@ -59,6 +59,24 @@ pub enum RouteError {
         /// The modes available.
         known: String,
     },
+    /// The index has no thinking modes.
+    #[error(
+        "index {path} has no thinking modes; add thinking.toml (and its scaffolds) to the manifest folder and rebuild it with switchyard build-index"
+    )]
+    NoThinkingModes {
+        /// The index.
+        path: PathBuf,
+    },
+    /// An explicit thinking mode names no mode of the index.
+    #[error("thinking mode {mode:?} is not defined in index {path}; known: {known} (or auto)")]
+    UnknownThinkingMode {
+        /// The index.
+        path: PathBuf,
+        /// The mode asked for.
+        mode: String,
+        /// The modes available.
+        known: String,
+    },
     /// An entry's embedding has the wrong width.
     #[error(
         "entry {index}: embedding has {found} values but the index dim is {expected}; re-embed it with the index's model"

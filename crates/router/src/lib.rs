@@ -35,6 +35,7 @@ pub use crate::decision::{
 pub use crate::error::{Result, RouteError};
 pub use crate::router::{RouteOptions, Router, Scratch};
 pub use crate::screen::{PieceRef, PieceVerdict, ScreenEntry, ScreenReport, Verdict};
+pub use crate::think::{ThinkingDecision, ThinkingKeywords, ThinkingSemantic, ThinkingSource};
 pub use switchyard_untrusted::Origin;
 
 pub mod analysis;
@@ -48,6 +49,7 @@ mod mode;
 mod router;
 mod screen;
 mod select;
+mod think;
 
 #[cfg(test)]
 mod tests {

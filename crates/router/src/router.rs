@@ -82,6 +82,8 @@ pub struct Router {
     pub(crate) skills: ItemTable,
     pub(crate) mode_keywords: Vec<Vec<Keyword>>,
     pub(crate) mode_row_owner: Vec<u32>,
+    /// Keyword rules and row owners of the thinking modes.
+    pub(crate) thinking_rules: crate::think::ThinkingRules,
     /// Whether the catalog lets the task's best tools confirm a semantic mode guess
     /// ([`switchyard_format::IndexMeta::supports_tool_agreement`]).
     pub(crate) tool_agreement: bool,
@@ -165,6 +167,7 @@ impl Router {
             }
         }
         let tool_agreement = meta.supports_tool_agreement();
+        let thinking_rules = crate::think::ThinkingRules::new(index.thinking());
         let cache = NonZeroUsize::new(config.cache_size).map(|n| Mutex::new(LruCache::new(n)));
         let adapter = index.adapter().map(|a| switchyard_adapter::Adapter {
             fingerprint: index.header().fingerprint,
@@ -182,6 +185,7 @@ impl Router {
             skills,
             mode_keywords,
             mode_row_owner,
+            thinking_rules,
             tool_agreement,
             adapter,
             cache,
@@ -473,7 +477,7 @@ impl Router {
     }
 
     /// The task's model embedding if it is in the cache.
-    fn peek_cache(&self, task: &str) -> Option<Arc<[f32]>> {
+    pub(crate) fn peek_cache(&self, task: &str) -> Option<Arc<[f32]>> {
         self.cache.as_ref()?.lock().ok()?.peek(task).cloned()
     }
 
