@@ -229,3 +229,43 @@ fn labelled_problems_are_routed_by_the_keyword_rules_alone() {
     assert!(report.overall.accuracy >= 0.9, "{:?}", report.misses);
     assert_eq!(report.per_lang.len(), 5);
 }
+
+#[test]
+fn the_assembler_puts_the_scaffold_in_the_task_layer_without_another_model_run() {
+    use switchyard::{AssembleOptions, AssemblerBuilder, CACHE_BOUNDARY, H_TASK};
+    let dir = tempfile::tempdir().unwrap();
+    let counting = Counting::new(hash());
+    let path = build(&default_catalog(), counting.as_ref(), dir.path(), "x.idx");
+    let assembler = AssemblerBuilder::new(&path).build(counting.clone()).unwrap();
+    let task = "We switch the payment provider on Friday. What could go wrong?";
+    let plain_options =
+        AssembleOptions { root: Some(std::path::PathBuf::from("/")), ..AssembleOptions::default() };
+    let before = counting.calls();
+    let plain = assembler.assemble(task, &plain_options).unwrap();
+    let plain_calls = counting.calls() - before;
+    let options = AssembleOptions { thinking: Some("auto".into()), ..plain_options.clone() };
+    // A fresh assembler, so the task cache of the first one does not hide a model run.
+    let assembler = AssemblerBuilder::new(&path).build(counting.clone()).unwrap();
+    let before = counting.calls();
+    let thought = assembler.assemble(task, &options).unwrap();
+    assert_eq!(counting.calls() - before, plain_calls, "thinking adds no model run");
+    let d = thought.thinking.as_ref().expect("the thinking decision is in the account");
+    assert_eq!(d.mode, "red_team");
+    // The stable prefix does not change; the task layer is the scaffold with the task in it.
+    assert_eq!(thought.stable, plain.stable);
+    assert!(plain.thinking.is_none());
+    let task_layer = thought.prompt.split(H_TASK).last().unwrap();
+    assert!(
+        task_layer.contains(task) && task_layer.contains("## Success Criteria"),
+        "{task_layer}"
+    );
+    assert!(task_layer.contains("at least five concrete failure modes"));
+    assert_eq!(thought.prompt.matches(task).count(), 1, "the task is said once");
+    assert!(thought.prompt.contains(CACHE_BOUNDARY));
+    // A named mode wins; an unknown one is an error naming the modes.
+    let named = AssembleOptions { thinking: Some("council".into()), ..plain_options.clone() };
+    assert_eq!(assembler.assemble(task, &named).unwrap().thinking.unwrap().mode, "council");
+    let bad = AssembleOptions { thinking: Some("sideways".into()), ..plain_options };
+    let e = assembler.assemble(task, &bad).unwrap_err().to_string();
+    assert!(e.contains("sideways") && e.contains("red_team"), "{e}");
+}

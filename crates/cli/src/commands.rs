@@ -427,6 +427,10 @@ pub struct AssembleArgs {
     /// one line to the task layer asking the model to clarify before acting.
     #[arg(long)]
     pub clarify: bool,
+    /// Think the task through with a thinking mode's scaffold in the task layer: auto (keyword
+    /// rules, then the semantic fallback when confident, then the default) or a mode's name.
+    #[arg(long, value_name = "auto|MODE")]
+    pub thinking: Option<String>,
     /// Print the full account as JSON.
     #[arg(long)]
     pub json: bool,
@@ -473,6 +477,7 @@ pub fn assemble(a: AssembleArgs) -> Result<()> {
         history,
         session: a.session.clone(),
         clarify: a.clarify,
+        thinking: a.thinking.clone(),
     };
     let out = assembler.assemble(&a.task, &options)?;
     if a.repeat > 0 {

@@ -173,7 +173,7 @@ impl PyAssembler {
     /// The prompt for `task` and its full account, as `switchyard assemble --json` prints it.
     /// `retry`, `continuation`, `tool_recovery`, `orchestration`, `context` and `now` fill
     /// this turn's layer after the cache boundary.
-    #[pyo3(signature = (task, *, mode = None, root = None, interactive = false, git_changes = None, retry = None, continuation = None, tool_recovery = None, orchestration = None, context = None, now = false, profile = "full", history = None, session = None, clarify = false))]
+    #[pyo3(signature = (task, *, mode = None, root = None, interactive = false, git_changes = None, retry = None, continuation = None, tool_recovery = None, orchestration = None, context = None, now = false, profile = "full", history = None, session = None, clarify = false, thinking = None))]
     #[allow(clippy::too_many_arguments)] // Python keyword arguments
     fn assemble(
         &self,
@@ -193,6 +193,7 @@ impl PyAssembler {
         history: Option<Bound<'_, PyAny>>,
         session: Option<String>,
         clarify: bool,
+        thinking: Option<String>,
     ) -> PyResult<Py<PyAny>> {
         let profile: switchyard::Profile = profile.parse().map_err(PyValueError::new_err)?;
         let history: Vec<switchyard::HistoryEntry> = match history {
@@ -224,6 +225,7 @@ impl PyAssembler {
             history,
             session,
             clarify,
+            thinking,
         };
         let a = py.detach(|| self.assembler.assemble(&task, &options).map_err(fail))?;
         to_python(py, &a)

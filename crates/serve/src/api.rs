@@ -67,6 +67,9 @@ pub struct AssembleRequest {
     /// Ask the model to clarify first when the task leaves its intent or target unsaid.
     #[serde(default)]
     pub clarify: bool,
+    /// A thinking mode's scaffold in the task layer: `"auto"` or a mode's name.
+    #[serde(default)]
+    pub thinking: Option<String>,
 }
 
 /// `POST /v1/screen`.
@@ -164,6 +167,7 @@ pub async fn assemble(
         history: req.history,
         session: req.session,
         clarify: req.clarify,
+        thinking: req.thinking,
     };
     let metrics = state.metrics_arc();
     let assembly = state

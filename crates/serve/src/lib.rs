@@ -12,7 +12,7 @@
 //! | endpoint | body | answer |
 //! |---|---|---|
 //! | `POST /v1/route` | `{"task", "mode"?, "interactive"?, "git_changes"?}` | the decision, as `switchyard route --json` |
-//! | `POST /v1/assemble` | `{"task", "mode"?, "root"?, "interactive"?, "git_changes"?, "clarify"?, ...}` | the prompt and its account, as `switchyard assemble --json` |
+//! | `POST /v1/assemble` | `{"task", "mode"?, "root"?, "interactive"?, "git_changes"?, "clarify"?, "thinking"?, ...}` | the prompt and its account, as `switchyard assemble --json` |
 //! | `POST /v1/screen` | `{"texts": [...]}` | the screening report, as `switchyard screen --json` |
 //! | `POST /v1/memory` | `{"text", "kind"?, "source"?}` | `{"id"}` |
 //! | `GET /v1/memory` | | the entries, as `switchyard memory list --json` |

@@ -70,6 +70,12 @@ pub struct AssembleOptions {
     /// work), add one line to the task layer asking the model to clarify before acting (see
     /// [`switchyard_router::TaskAnalysis::clarification`]).
     pub clarify: bool,
+    /// Think the task through with a thinking mode's scaffold: the task layer becomes the
+    /// scaffold with the task filled in. `"auto"` lets the keyword rules, the semantic fallback
+    /// and the default choose (see [`switchyard_router::Router::think`]); a name forces that
+    /// mode. The index must have thinking modes. Costs no model run: the task's embedding is
+    /// the route's.
+    pub thinking: Option<String>,
 }
 
 /// Environment facts.
@@ -177,6 +183,8 @@ pub struct Assembly {
     pub history: Option<crate::history::HistoryReport>,
     /// Fallbacks and notes (built-in constitution used, memory unavailable, ...).
     pub diagnostics: Vec<String>,
+    /// The thinking mode chosen for the task layer (`null` unless asked for).
+    pub thinking: Option<switchyard_router::ThinkingDecision>,
 }
 
 /// Assembles prompts. `Send + Sync`.
@@ -431,9 +439,17 @@ impl Assembler {
             }
         }
         let hint = options.clarify.then(|| decision.analysis.clarification()).flatten();
-        let task_body = match &hint {
-            Some(h) => format!("{task}\n\nNote: {h}."),
+        let thinking = match &options.thinking {
+            Some(requested) => Some(self.router.think(task, Some(requested))?),
+            None => None,
+        };
+        let task_text = match &thinking {
+            Some(d) => self.router.thinking_scaffold(d, task)?,
             None => task.to_string(),
+        };
+        let task_body = match &hint {
+            Some(h) => format!("{}\n\nNote: {h}.", task_text.trim_end()),
+            None => task_text,
         };
         dynamic_layers.push(layer("task", H_TASK, &task_body, f.task));
         let dynamic = dynamic_layers.join("\n");
@@ -557,7 +573,8 @@ impl Assembler {
                 estimated_tokens,
                 embedding_calls: decision.metrics.embedding_calls
                     + memory_embedding_calls
-                    + history_calls,
+                    + history_calls
+                    + thinking.as_ref().map_or(0, |t| t.embedding_calls),
                 layer_tokens,
                 truncated_layers: truncated,
                 monolithic_tokens,
@@ -572,6 +589,7 @@ impl Assembler {
             dynamic,
             tool_schemas,
             decision,
+            thinking,
             timings: AssemblyTimings {
                 route_ms,
                 runtime_ms,
