@@ -68,6 +68,12 @@ def test_assemble_is_deterministic_and_shaped_as_the_json(index):
     asked = a.assemble("fix it", clarify=True)
     assert asked["decision"]["analysis"]["missing"] == ["target", "scope"]
     assert "Note: the task does not say what to act on" in asked["prompt"]
+    thought = a.assemble("We move the sessions to Redis. What could go wrong?", root="/", thinking="auto")
+    assert thought["thinking"]["mode"] == "red_team" and thought["thinking"]["source"] == "keyword"
+    assert "## Success Criteria" in thought["dynamic"]
+    assert thought["fingerprints"]["stable"] == first["fingerprints"]["stable"]
+    with pytest.raises(Exception, match="sideways"):
+        a.assemble("fix it", thinking="sideways")
 
 
 def test_memory_round_trip_and_screened_assembly(index, tmp_path):
