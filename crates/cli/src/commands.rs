@@ -431,6 +431,16 @@ pub struct AssembleArgs {
     /// rules, then the semantic fallback when confident, then the default) or a mode's name.
     #[arg(long, value_name = "auto|MODE")]
     pub thinking: Option<String>,
+    /// A conversation stream (`switchyard stream`): the history layer holds what `--stage`
+    /// may see of it (instead of --history).
+    #[arg(long, requires = "stage", conflicts_with = "history")]
+    pub stream: Option<PathBuf>,
+    /// The stage this prompt is for (with --stream).
+    #[arg(long, requires = "stream")]
+    pub stage: Option<String>,
+    /// The stage definitions (with --stream).
+    #[arg(long, default_value = "manifests/stages.toml")]
+    pub stages: PathBuf,
     /// Print the full account as JSON.
     #[arg(long)]
     pub json: bool,
@@ -450,9 +460,13 @@ pub fn assemble(a: AssembleArgs) -> Result<()> {
         d.join("constitution.md").is_file().then_some(d)
     });
     // A bad history file is refused before the index and the model are loaded.
-    let history = match &a.history {
-        Some(path) => read_history(path)?,
-        None => Vec::new(),
+    let history = match (&a.history, &a.stream, &a.stage) {
+        (Some(path), _, _) => read_history(path)?,
+        (None, Some(db), Some(stage)) => {
+            let view = crate::stream_cmds::open_stream(db, &a.stages)?.view(stage, None, None)?;
+            switchyard::history_from_stream(&view, stage)
+        }
+        _ => Vec::new(),
     };
     let mut b = switchyard::AssemblerBuilder::new(&a.index);
     b.budget(a.budget).token_counter(counter).prompts_dir(prompts).memory_db(a.memory.clone());

@@ -11,6 +11,7 @@ mod index_cmds;
 mod measure;
 mod memory_cmds;
 mod serve;
+mod stream_cmds;
 mod think_cmd;
 #[cfg(feature = "candle")]
 mod train;
@@ -48,9 +49,12 @@ enum Command {
     /// or the catalog's own) and print its scaffold with the problem filled in.
     Think(think_cmd::ThinkArgs),
     /// Assemble the prompt for a task: layers, trust wrapper, budgets, fingerprints.
-    Assemble(commands::AssembleArgs),
+    Assemble(Box<commands::AssembleArgs>),
     /// Manage the memory store of untrusted context.
     Memory(memory_cmds::MemoryArgs),
+    /// The conversation stream of a multi-stage pipeline: append messages (idempotent), view
+    /// what a stage may see, set the state level.
+    Stream(stream_cmds::StreamArgs),
     /// Read assembly trace logs: `trace stats LOG`.
     Trace(commands::TraceArgs),
     /// Serve route, assemble, screen and memory over local HTTP (the model loads once).
@@ -89,8 +93,9 @@ fn main() -> ExitCode {
         Command::Screen(a) => commands::screen(a),
         Command::Models(a) => commands::models(a),
         Command::Think(a) => think_cmd::think(a),
-        Command::Assemble(a) => commands::assemble(a),
+        Command::Assemble(a) => commands::assemble(*a),
         Command::Memory(a) => memory_cmds::memory(a),
+        Command::Stream(a) => stream_cmds::stream(a),
         Command::Trace(a) => commands::trace(a),
         Command::Serve(a) => serve::serve(a),
         Command::Mcp(a) => serve::mcp(a),

@@ -477,13 +477,15 @@ pub fn eval(a: EvalArgs) -> Result<()> {
                 return print_json(&report);
             }
             println!(
-                "{} problems from {}, model {}, semantic margin {}; think p50 {:.1} us, p95 {:.1} us (embedding cached)",
+                "{} problems from {}, model {}, semantic margin {}; think p50 {:.1} us, p95 {:.1} us (embedding cached); with the embedding p50 {:.2} ms, p95 {:.2} ms",
                 report.overall.cases,
                 report.cases_file,
                 report.model,
                 report.semantic_margin.map_or("none (off)".into(), |m| format!("{m:.3}")),
                 report.think_us.0,
-                report.think_us.1
+                report.think_us.1,
+                report.with_embedding_ms.0,
+                report.with_embedding_ms.1
             );
             let cells = |s: &switchyard_eval::ThinkingScore| {
                 BTreeMap::from([

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use switchyard::embed::Embedder;
 use switchyard::memory::MemoryStore;
-use switchyard::router::RouterBuilder;
+use switchyard::router::{Router, RouterBuilder};
 
 /// Arguments of `switchyard memory`.
 #[derive(Args, Debug)]
@@ -36,6 +36,58 @@ pub enum MemoryCommand {
         /// Where it came from.
         #[arg(long, default_value = "cli")]
         source: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Append a timestamped entry to a named store (notes, decisions, preferences, ...),
+    /// embedded once now with the index's model and screened; retrying the same append
+    /// stores nothing new.
+    Append {
+        /// The store's name.
+        store: String,
+        /// The text (`-` reads standard input).
+        text: String,
+        /// Database file.
+        #[arg(long)]
+        db: PathBuf,
+        /// Index whose model embeds the entry.
+        #[arg(long)]
+        index: PathBuf,
+        /// Where it came from.
+        #[arg(long, default_value = "cli")]
+        source: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print a named store, oldest first, one timestamped line per entry; only its tail when
+    /// it is long. An unreadable store prints a warning and nothing else, and exits 0.
+    Read {
+        /// The store's name (`memory` holds the entries added without one).
+        store: String,
+        /// Database file.
+        #[arg(long)]
+        db: PathBuf,
+        /// Show at most this many bytes of the store's end.
+        #[arg(long, default_value_t = switchyard::memory::DEFAULT_TAIL_BYTES)]
+        tail_bytes: usize,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Replace an entry's text: embedded again and screened, in one transaction.
+    Replace {
+        /// The entry's id.
+        id: i64,
+        /// The new text (`-` reads standard input).
+        text: String,
+        /// Database file.
+        #[arg(long)]
+        db: PathBuf,
+        /// Index whose model embeds the entry.
+        #[arg(long)]
+        index: PathBuf,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -116,7 +168,7 @@ pub enum RuleCommand {
     },
 }
 
-fn read_text(text: String) -> Result<String> {
+pub fn read_text(text: String) -> Result<String> {
     if text != "-" {
         return Ok(text);
     }
@@ -126,14 +178,50 @@ fn read_text(text: String) -> Result<String> {
     Ok(s)
 }
 
-/// The store at `db`, cutting entries as the index at `index` does, and its model.
-fn store_with_model(db: &Path, index: &Path) -> Result<(MemoryStore, Arc<dyn Embedder>)> {
+/// The store at `db`, cutting entries as the index at `index` does, its model and the router
+/// that screens them.
+fn store_with_router(db: &Path, index: &Path) -> Result<(MemoryStore, Arc<dyn Embedder>, Router)> {
     let builder = RouterBuilder::new(index);
     let (opened, model) = open_with_model(&builder, None)?;
     let router = builder.build_from(opened, Arc::clone(&model))?;
     let mut store = MemoryStore::open(db)?;
     store.set_prepare(router.prepare_config());
+    Ok((store, model, router))
+}
+
+/// The store at `db`, cutting entries as the index at `index` does, and its model.
+fn store_with_model(db: &Path, index: &Path) -> Result<(MemoryStore, Arc<dyn Embedder>)> {
+    let (store, model, _) = store_with_router(db, index)?;
     Ok((store, model))
+}
+
+/// Screens a stored entry from the pieces stored with it, as an assembly would: whether it
+/// would be dropped, and why.
+fn screen_stored(store: &mut MemoryStore, router: &Router, id: i64) -> Result<serde_json::Value> {
+    let entries = store.list()?;
+    let Some(e) = entries.iter().find(|e| e.id == id) else { bail!("entry {id} vanished") };
+    let entry = switchyard::screen_entry(&e.text, &e.embedding, &e.pieces, true);
+    let report = router.screen(&[entry])?;
+    let v = report.kept.iter().chain(&report.dropped).next();
+    Ok(serde_json::json!({
+        "flagged": v.is_some_and(|v| v.flagged),
+        "rule": report.rule,
+        "score": v.map(|v| v.score),
+        "threshold": v.map(|v| v.threshold),
+    }))
+}
+
+fn say_screened(id: i64, what: &str, screen: &serde_json::Value) {
+    if screen["flagged"].as_bool() == Some(true) {
+        println!(
+            "{what} entry {id}; screening flags it as an injection ({} score {:.3} >= {:.3}): assemblies will leave it out",
+            screen["rule"].as_str().unwrap_or(""),
+            screen["score"].as_f64().unwrap_or(0.0),
+            screen["threshold"].as_f64().unwrap_or(0.0)
+        );
+    } else {
+        println!("{what} entry {id}");
+    }
 }
 
 fn rule(command: RuleCommand) -> Result<()> {
@@ -175,6 +263,64 @@ pub fn memory(a: MemoryArgs) -> Result<()> {
                 Ok(())
             }
         }
+        MemoryCommand::Append { store: name, text, db, index, source, json } => {
+            let (mut store, model, router) = store_with_router(&db, &index)?;
+            let id = store.append(model.as_ref(), &name, read_text(text)?.trim(), &source)?;
+            let screen = screen_stored(&mut store, &router, id)?;
+            if json {
+                return print_json(&serde_json::json!({"id": id, "store": name, "screen": screen}));
+            }
+            say_screened(id, &format!("appended to {name}:"), &screen);
+            Ok(())
+        }
+        MemoryCommand::Read { store: name, db, tail_bytes, json } => {
+            // An unreadable store is a diagnostic, never a failure: a harness reading its notes
+            // before a task goes on without them.
+            // Reading never creates a database file.
+            let tail = if db.is_file() {
+                MemoryStore::open(&db)
+                    .and_then(|mut s| s.read(&name, tail_bytes))
+                    .map_err(|e| e.to_string())
+            } else {
+                Err(format!("{} does not exist", db.display()))
+            };
+            match (tail, json) {
+                (Ok(t), true) => print_json(&t),
+                (Ok(t), false) => {
+                    if t.omitted_bytes > 0 {
+                        eprintln!(
+                            "({} of {} entries shown; {} earlier bytes left out)",
+                            t.shown, t.entries, t.omitted_bytes
+                        );
+                    }
+                    print!("{}", t.text);
+                    Ok(())
+                }
+                (Err(e), json) => {
+                    let diagnostic =
+                        format!("memory store {name} is unreadable, showing nothing: {e}");
+                    eprintln!("warning: {diagnostic}");
+                    if json {
+                        return print_json(
+                            &serde_json::json!({"store": name, "entries": 0, "text": "", "diagnostic": diagnostic}),
+                        );
+                    }
+                    Ok(())
+                }
+            }
+        }
+        MemoryCommand::Replace { id, text, db, index, json } => {
+            let (mut store, model, router) = store_with_router(&db, &index)?;
+            store.replace(model.as_ref(), id, read_text(text)?.trim())?;
+            let screen = screen_stored(&mut store, &router, id)?;
+            if json {
+                return print_json(
+                    &serde_json::json!({"id": id, "replaced": true, "screen": screen}),
+                );
+            }
+            say_screened(id, "replaced", &screen);
+            Ok(())
+        }
         MemoryCommand::List { db, json } => {
             let mut store = MemoryStore::open(&db)?;
             let entries = store.list()?.to_vec();
@@ -184,9 +330,10 @@ pub fn memory(a: MemoryArgs) -> Result<()> {
             for e in entries {
                 let promoted = if e.is_promoted_rule() { " promoted" } else { "" };
                 println!(
-                    "{:>5}  {:<9} {}  hits {:<4}{promoted}  {}",
+                    "{:>5}  {:<9} {:<11} {}  hits {:<4}{promoted}  {}",
                     e.id,
                     e.kind,
+                    e.store,
                     e.created_at,
                     e.hits,
                     truncate(&e.text, 80)

@@ -28,14 +28,22 @@ fn help_works_for_every_subcommand() {
         "assemble",
         "memory",
         "train",
+        "think",
+        "stream",
     ];
     for sub in subs {
         assert!(text.contains(sub), "{sub} missing from --help");
     }
     // Every leaf command takes --json; `memory` groups add/list/remove/reembed.
-    let mut leaves: Vec<Vec<&str>> =
-        subs.iter().filter(|s| !["memory", "train"].contains(*s)).map(|s| vec![*s]).collect();
-    for m in ["add", "list", "remove", "reembed"] {
+    let mut leaves: Vec<Vec<&str>> = subs
+        .iter()
+        .filter(|s| !["memory", "train", "stream"].contains(*s))
+        .map(|s| vec![*s])
+        .collect();
+    for m in ["append", "view", "level"] {
+        leaves.push(vec!["stream", m]);
+    }
+    for m in ["add", "append", "read", "replace", "list", "remove", "reembed"] {
         leaves.push(vec!["memory", m]);
     }
     leaves.push(vec!["train", "adapter"]);
@@ -362,4 +370,23 @@ fn a_bad_history_file_or_profile_is_refused_naming_the_file_line_and_values() {
     let o = run(&["assemble", "fix it", "--profile", "tiny"]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("use full, minimal or none"), "{}", stderr(&o));
+}
+
+#[test]
+fn an_unreadable_named_store_is_a_warning_and_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let junk = dir.path().join("junk.db");
+    std::fs::write(&junk, b"not a database at all, but some bytes").unwrap();
+    let missing = dir.path().join("missing.db");
+    for db in [&junk, &missing] {
+        let o = run(&["memory", "read", "notes", "--db", db.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(o.stdout.is_empty());
+        assert!(stderr(&o).contains("warning: memory store notes is unreadable"), "{}", stderr(&o));
+        let o = run(&["memory", "read", "notes", "--db", db.to_str().unwrap(), "--json"]);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["text"], "");
+        assert!(v["diagnostic"].as_str().unwrap().contains("unreadable"));
+    }
+    assert!(!missing.exists(), "reading never creates a database");
 }

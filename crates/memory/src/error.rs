@@ -64,6 +64,22 @@ pub enum MemoryError {
         /// Its kind.
         kind: String,
     },
+    /// A store name outside the allowed shape.
+    #[error(
+        "memory store name {name:?} is not allowed; use 1-64 lowercase letters, digits, `_`, `.` or `-` (e.g. notes, decisions, preferences)"
+    )]
+    BadStoreName {
+        /// The name given.
+        name: String,
+    },
+    /// `replace` of an entry that does not exist.
+    #[error("memory store {path}: no entry {id}; `switchyard memory list` shows the ids")]
+    NoEntry {
+        /// The database.
+        path: PathBuf,
+        /// The id.
+        id: i64,
+    },
     /// A stored row is damaged.
     #[error("memory store {path}: entry {id}: {problem}")]
     Corrupt {

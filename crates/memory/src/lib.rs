@@ -40,10 +40,12 @@ pub const PROMOTION_HITS: u32 = 3;
 mod error;
 mod pieces;
 mod rules;
+mod stores;
 
 pub use error::{MemoryError, Result};
 pub use pieces::{EmbeddedEntry, embed_for_screening, screening_texts};
 use pieces::{insert_pieces, to_blob};
+pub use stores::{DEFAULT_STORE, DEFAULT_TAIL_BYTES, StoreTail, check_store_name, utc_timestamp};
 
 /// One stored entry.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -52,6 +54,8 @@ pub struct Entry {
     pub id: i64,
     /// `memory`, `activity`, or an instruction-like kind.
     pub kind: String,
+    /// The named store it belongs to ([`DEFAULT_STORE`] unless appended to another).
+    pub store: String,
     /// The text (untrusted).
     pub text: String,
     /// Unix seconds.
@@ -219,6 +223,13 @@ impl MemoryStore {
             )
             .map_err(sql)?;
         }
+        // Stores from before named stores: every entry is in the default store.
+        if !columns("store").map_err(sql)? {
+            conn.execute_batch(
+                "ALTER TABLE entries ADD COLUMN store TEXT NOT NULL DEFAULT 'memory'",
+            )
+            .map_err(sql)?;
+        }
         Ok(Self {
             path: path.to_path_buf(),
             conn,
@@ -274,12 +285,13 @@ impl MemoryStore {
         source: &str,
     ) -> Result<i64> {
         check_kind(kind)?;
-        self.insert(model, kind, text, source)
+        self.insert(model, DEFAULT_STORE, kind, text, source)
     }
 
-    fn insert(
+    pub(crate) fn insert(
         &mut self,
         model: &dyn Embedder,
+        store: &str,
         kind: &str,
         text: &str,
         source: &str,
@@ -289,13 +301,14 @@ impl MemoryStore {
         }
         let info = model.info();
         self.check_model(info.fingerprint, &info.name)?;
-        // Idempotent: the same text of the same kind is stored once (it would otherwise take
-        // two of an assembly's memory slots); adding it again returns the entry it already is.
+        // Idempotent: the same text of the same kind is stored once per store (it would
+        // otherwise take two of an assembly's memory slots, and a retried append would repeat
+        // itself); adding it again returns the entry it already is.
         if let Some(id) = self
             .conn
             .query_row(
-                "SELECT id FROM entries WHERE kind = ?1 AND text = ?2 ORDER BY id LIMIT 1",
-                params![kind, text],
+                "SELECT id FROM entries WHERE kind = ?1 AND text = ?2 AND store = ?3 ORDER BY id LIMIT 1",
+                params![kind, text, store],
                 |r| r.get::<_, i64>(0),
             )
             .optional()
@@ -323,8 +336,8 @@ impl MemoryStore {
         )
         .map_err(|e| MemoryError::Sqlite { path: self.path.clone(), source: e })?;
         tx.execute(
-            "INSERT INTO entries (kind, text, created_at, source, embedding, fingerprint, prepare_version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![kind, text, now, source, to_blob(&v), fp, PREPARE_VERSION],
+            "INSERT INTO entries (kind, text, created_at, source, embedding, fingerprint, prepare_version, store) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![kind, text, now, source, to_blob(&v), fp, PREPARE_VERSION, store],
         )
         .map_err(|e| MemoryError::Sqlite { path: self.path.clone(), source: e })?;
         let id = tx.last_insert_rowid();
@@ -415,7 +428,7 @@ impl MemoryStore {
         let mut st = self
             .conn
             .prepare(
-                "SELECT id, kind, text, created_at, source, embedding, prepare_version, hits, proven FROM entries ORDER BY id",
+                "SELECT id, kind, text, created_at, source, embedding, prepare_version, hits, proven, store FROM entries ORDER BY id",
             )
             .map_err(|e| self.sql(e))?;
         let rows = st
@@ -430,17 +443,19 @@ impl MemoryStore {
                     r.get::<_, Option<i64>>(6)?,
                     r.get::<_, i64>(7)?,
                     r.get::<_, bool>(8)?,
+                    r.get::<_, String>(9)?,
                 ))
             })
             .map_err(|e| MemoryError::Sqlite { path: self.path.clone(), source: e })?;
         let mut out = Vec::new();
         for row in rows {
-            let (id, kind, text, created_at, source, blob, prepare_version, hits, proven) =
+            let (id, kind, text, created_at, source, blob, prepare_version, hits, proven, store) =
                 row.map_err(|e| MemoryError::Sqlite { path: self.path.clone(), source: e })?;
             let embedding = self.floats(id, &blob)?;
             out.push(Entry {
                 id,
                 kind,
+                store,
                 text,
                 created_at,
                 source,

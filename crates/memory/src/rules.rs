@@ -18,7 +18,7 @@ impl MemoryStore {
         proven: bool,
         source: &str,
     ) -> Result<i64> {
-        let id = self.insert(model, RULE_KIND, text, source)?;
+        let id = self.insert(model, crate::DEFAULT_STORE, RULE_KIND, text, source)?;
         if proven {
             self.prove(id, true)?;
         }

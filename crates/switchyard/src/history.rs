@@ -71,6 +71,36 @@ impl HistoryEntry {
     }
 }
 
+/// A stage's view of the conversation stream as history entries for its prompt: the stage's
+/// own messages are the assistant's turns, tool results are `tool` entries (their tool: the
+/// stage that ran it), other stages' messages speak under their stage's name (screened like
+/// any other agent's). Pass only a view ([`switchyard_stream::Stream::view`]): what a stage may
+/// not see never reaches this function, so it never reaches the prompt.
+pub fn history_from_stream(view: &[switchyard_stream::Message], stage: &str) -> Vec<HistoryEntry> {
+    use switchyard_stream::MessageType;
+    view.iter()
+        .map(|m| match m.kind {
+            MessageType::Result => HistoryEntry {
+                role: "tool".into(),
+                content: m.content.clone(),
+                tool: Some(m.stage.clone()),
+            },
+            _ if m.stage == stage => {
+                HistoryEntry { role: "assistant".into(), content: m.content.clone(), tool: None }
+            }
+            // A stage named like a principal speaks as a stage: only the viewer's own turns are
+            // the assistant's, and a pipeline stage is never the user.
+            _ => {
+                let role = match m.stage.as_str() {
+                    "user" | "assistant" => format!("stage {}", m.stage),
+                    name => name.to_string(),
+                };
+                HistoryEntry { role, content: m.content.clone(), tool: None }
+            }
+        })
+        .collect()
+}
+
 /// How the history was fitted.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]

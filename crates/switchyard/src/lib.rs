@@ -43,6 +43,7 @@ pub use crate::assembler::{
 pub use crate::git::{GitContext, git_context};
 pub use crate::history::{
     H_HISTORY, HISTORY_CLOSE, HISTORY_OPEN, HistoryEntry, HistoryReport, MAX_HISTORY_ENTRIES,
+    history_from_stream,
 };
 pub use crate::prompts::{DEFAULT_CONSTITUTION, DEFAULT_RULES};
 pub use crate::render::{
@@ -57,6 +58,7 @@ pub use switchyard_embed as embed;
 pub use switchyard_format as format;
 pub use switchyard_memory as memory;
 pub use switchyard_router as router;
+pub use switchyard_stream as stream;
 
 /// An error and its causes joined by ": ", each said once (a wrapper whose message already
 /// quotes its cause does not repeat it): the message the server, the MCP tools and the Python
