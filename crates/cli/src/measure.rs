@@ -621,6 +621,9 @@ pub fn bench(a: BenchArgs) -> Result<()> {
     stage_row("screen", &r.screen);
     stage_row("assemble", &r.assemble);
     stage_row("assemble_transformer", &r.assemble_transformer);
+    if let Some(think) = &r.think {
+        stage_row("think", think);
+    }
     println!("the cascade answered {:.0}% of the tasks statically", r.static_answered * 100.0);
     if let Some(c) = &r.cold_start {
         println!(

@@ -211,6 +211,9 @@ pub struct BenchReport {
     pub assemble: StageStats,
     /// A whole assembly with the cascade off.
     pub assemble_transformer: StageStats,
+    /// Choosing a thinking mode for the task with its embedding made first (an index with
+    /// thinking modes only): `switchyard think` without the process start.
+    pub think: Option<StageStats>,
     /// Process start to first decision.
     pub cold_start: Option<ColdStart>,
     /// Peak resident memory of this process, in MiB (Linux only).
@@ -264,6 +267,8 @@ pub fn run(cfg: &BenchConfig, embedder: Arc<dyn Embedder>) -> Result<BenchReport
         .map(|(t, e)| switchyard::screen_entry(t, &e.embedding, &e.pieces, true))
         .collect();
 
+    let thinker = cached.index().thinking().is_some().then_some(&cached);
+    let mut think_ms_all = Vec::new();
     let mut stages: [Vec<f64>; 7] = Default::default();
     let mut by_task: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     let mut scratch = Scratch::default();
@@ -288,10 +293,23 @@ pub fn run(cfg: &BenchConfig, embedder: Arc<dyn Embedder>) -> Result<BenchReport
             let (r, plain_assemble_ms) =
                 time(|| plain_assembler.assemble(task, &assemble_options).map_err(Box::new));
             r.map_err(crate::EvalError::Assemble)?;
+            let think_ms = match thinker {
+                Some(t) => {
+                    let (r, ms) = time(|| -> Result<()> {
+                        t.prime_cache(task, embedder.embed(task)?);
+                        t.think(task, None)?;
+                        Ok(())
+                    });
+                    r?;
+                    Some(ms)
+                }
+                None => None,
+            };
             if round == 0 {
                 static_answered += answered_static as usize;
                 continue;
             }
+            think_ms_all.extend(think_ms);
             for (s, v) in stages.iter_mut().zip([
                 embed_ms,
                 route_ms,
@@ -329,6 +347,7 @@ pub fn run(cfg: &BenchConfig, embedder: Arc<dyn Embedder>) -> Result<BenchReport
         screen: StageStats::of(&screen),
         assemble: StageStats::of(&assemble),
         assemble_transformer: StageStats::of(&assemble_transformer),
+        think: thinker.map(|_| StageStats::of(&think_ms_all)),
         cold_start,
         peak_rss_mib: peak_rss_mib(),
         assemble_p50_ms_by_task: by_task
