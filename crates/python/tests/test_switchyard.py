@@ -68,10 +68,11 @@ def test_assemble_is_deterministic_and_shaped_as_the_json(index):
     asked = a.assemble("fix it", clarify=True)
     assert asked["decision"]["analysis"]["missing"] == ["target", "scope"]
     assert "Note: the task does not say what to act on" in asked["prompt"]
-    thought = a.assemble("We move the sessions to Redis. What could go wrong?", root="/", thinking="auto")
+    redis = "We move the sessions to Redis. What could go wrong?"
+    thought = a.assemble(redis, root="/", thinking="auto")
     assert thought["thinking"]["mode"] == "red_team" and thought["thinking"]["source"] == "keyword"
     assert "## Success Criteria" in thought["dynamic"]
-    assert thought["fingerprints"]["stable"] == first["fingerprints"]["stable"]
+    assert thought["fingerprints"]["stable"] == a.assemble(redis, root="/")["fingerprints"]["stable"]
     with pytest.raises(Exception, match="sideways"):
         a.assemble("fix it", thinking="sideways")
 
