@@ -111,6 +111,18 @@ impl PyRouter {
         screen_with(py, &self.router, texts)
     }
 
+    /// The thinking mode for `problem` (`mode`: a mode's name, or auto) and its scaffold with
+    /// the problem filled in, as `switchyard think --json`: `{"decision", "scaffold"}`.
+    #[pyo3(signature = (problem, *, mode = None))]
+    fn think(&self, py: Python<'_>, problem: String, mode: Option<String>) -> PyResult<Py<PyAny>> {
+        let answer = py.detach(|| -> Result<serde_json::Value, switchyard::router::RouteError> {
+            let decision = self.router.think(&problem, mode.as_deref())?;
+            let scaffold = self.router.thinking_scaffold(&decision, &problem)?;
+            Ok(serde_json::json!({ "decision": decision, "scaffold": scaffold }))
+        });
+        to_python(py, &answer.map_err(fail)?)
+    }
+
     /// The model's name.
     #[getter]
     fn model(&self) -> String {

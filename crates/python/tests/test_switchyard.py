@@ -43,6 +43,11 @@ def test_route_answers_what_the_cli_answers(router, index):
     assert "run_tests" in [t["name"] for t in d["tools"]]
     assert router.route("fix the flaky login test", mode="plan")["mode"] == "plan"
     assert router.model == "minilm"
+    t = router.think("Brainstorm names for the CLI")
+    assert t["decision"]["mode"] == "be_creative" and "Brainstorm names for the CLI" in t["scaffold"]
+    assert router.think("anything", mode="council")["decision"]["source"] == "explicit"
+    with pytest.raises(switchyard.SwitchyardError, match="sideways"):
+        router.think("anything", mode="sideways")
 
 
 def test_assemble_is_deterministic_and_shaped_as_the_json(index):

@@ -33,6 +33,17 @@ pub struct RouteRequest {
     pub git_changes: bool,
 }
 
+/// `POST /v1/think`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ThinkRequest {
+    /// The problem.
+    pub problem: String,
+    /// A thinking mode's name, or `auto` (the default).
+    #[serde(default)]
+    pub mode: Option<String>,
+}
+
 /// `POST /v1/assemble`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -149,6 +160,24 @@ pub async fn route(
         })
         .await?;
     Ok(Json(decision))
+}
+
+/// `POST /v1/think`: the thinking mode for a problem and its scaffold, as `switchyard think
+/// --json`.
+pub async fn think(
+    State(state): State<AppState>,
+    JsonBody(req): JsonBody<ThinkRequest>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    non_empty("problem", &req.problem)?;
+    let answer = state
+        .run(move |engine| {
+            let router = engine.assembler.router();
+            let decision = router.think(&req.problem, req.mode.as_deref())?;
+            let scaffold = router.thinking_scaffold(&decision, &req.problem)?;
+            Ok(serde_json::json!({ "decision": decision, "scaffold": scaffold }))
+        })
+        .await?;
+    Ok(Json(answer))
 }
 
 /// `POST /v1/assemble`: the prompt and its full account.

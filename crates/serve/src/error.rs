@@ -88,13 +88,24 @@ impl ApiError {
 
 impl From<switchyard_router::RouteError> for ApiError {
     fn from(e: switchyard_router::RouteError) -> Self {
-        Self::internal(error_chain(&e))
+        use switchyard_router::RouteError as E;
+        match &e {
+            // The caller asked for something the index does not have, or sent a bad value.
+            E::UnknownMode { .. } | E::UnknownThinkingMode { .. } | E::Config { .. } => {
+                Self::bad_request(error_chain(&e))
+            }
+            E::NoThinkingModes { .. } => Self::not_found(error_chain(&e)),
+            _ => Self::internal(error_chain(&e)),
+        }
     }
 }
 
 impl From<switchyard::AssembleError> for ApiError {
     fn from(e: switchyard::AssembleError) -> Self {
-        Self::internal(error_chain(&e))
+        match e {
+            switchyard::AssembleError::Route(route) => Self::from(route),
+            e => Self::internal(error_chain(&e)),
+        }
     }
 }
 

@@ -13,6 +13,7 @@
 //! |---|---|---|
 //! | `POST /v1/route` | `{"task", "mode"?, "interactive"?, "git_changes"?}` | the decision, as `switchyard route --json` |
 //! | `POST /v1/assemble` | `{"task", "mode"?, "root"?, "interactive"?, "git_changes"?, "clarify"?, "thinking"?, ...}` | the prompt and its account, as `switchyard assemble --json` |
+//! | `POST /v1/think` | `{"problem", "mode"?}` | `{"decision", "scaffold"}`, as `switchyard think --json` |
 //! | `POST /v1/screen` | `{"texts": [...]}` | the screening report, as `switchyard screen --json` |
 //! | `POST /v1/memory` | `{"text", "kind"?, "source"?}` | `{"id"}` |
 //! | `GET /v1/memory` | | the entries, as `switchyard memory list --json` |
@@ -109,6 +110,7 @@ pub fn app(state: AppState) -> Router {
     Router::new()
         .route("/v1/route", post(api::route))
         .route("/v1/assemble", post(api::assemble))
+        .route("/v1/think", post(api::think))
         .route("/v1/screen", post(api::screen))
         .route("/v1/memory", post(api::memory_add).get(api::memory_list))
         .route("/v1/memory/{id}", delete(api::memory_remove))

@@ -140,6 +140,41 @@ async fn assemble_answers_the_prompt_and_its_account() {
     assert_eq!(status, StatusCode::OK, "{c}");
     assert_eq!(c["decision"]["analysis"]["sufficient"], false);
     assert!(c["dynamic"].as_str().unwrap().contains("Note: the task does not say what to act on"));
+    // A thinking mode's scaffold in the task layer.
+    let (status, t) = call(
+        &s,
+        "POST",
+        "/v1/assemble",
+        Some(r#"{"task": "Brainstorm names for the CLI", "thinking": "auto"}"#),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{t}");
+    assert_eq!(t["thinking"]["mode"], "be_creative");
+    assert!(t["dynamic"].as_str().unwrap().contains("## Success Criteria"));
+}
+
+#[tokio::test]
+async fn think_answers_what_think_json_prints_and_a_wrong_mode_is_a_400() {
+    let s = state(config());
+    let (status, v) = call(
+        &s,
+        "POST",
+        "/v1/think",
+        Some(r#"{"problem": "We move sessions to Redis. What could go wrong?"}"#),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    assert_eq!(v["decision"]["mode"], "red_team");
+    assert_eq!(v["decision"]["source"], "keyword");
+    assert!(v["scaffold"].as_str().unwrap().contains("We move sessions to Redis."));
+    let (status, v) =
+        call(&s, "POST", "/v1/think", Some(r#"{"problem": "x", "mode": "sideways"}"#)).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{v}");
+    assert!(error_message(&v).contains("thinking mode \"sideways\""), "{v}");
+    let (status, v) = call(&s, "POST", "/v1/route", Some(r#"{"task": "x", "mode": "nap"}"#)).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{v}");
+    let (status, _) = call(&s, "POST", "/v1/think", Some(r#"{"problem": " "}"#)).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
 }
 
 #[tokio::test]
