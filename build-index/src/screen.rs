@@ -103,9 +103,7 @@ pub fn windowing_meta(p: &PrepareConfig) -> WindowingMeta {
     }
 }
 
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
-}
+use switchyard_format::dot;
 
 /// Best cosine of `v` against the unpadded rows of `m`, skipping row `skip`; 0 without rows.
 fn best(v: &[f32], m: &[f32], dim: usize, skip: Option<usize>) -> f32 {

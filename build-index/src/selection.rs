@@ -116,9 +116,7 @@ pub(crate) struct Inputs<'a> {
     pub off_topic: &'a [f32],
 }
 
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
-}
+use switchyard_format::dot;
 
 fn quantile(mut v: Vec<f32>, q: f32) -> Option<f32> {
     if v.is_empty() {

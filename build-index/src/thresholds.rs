@@ -24,9 +24,7 @@
 
 use switchyard_format::Thresholds;
 
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
-}
+use switchyard_format::dot;
 
 fn mean(v: &[f32]) -> Option<f32> {
     (!v.is_empty()).then(|| v.iter().sum::<f32>() / v.len() as f32)

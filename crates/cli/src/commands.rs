@@ -30,8 +30,14 @@ pub fn embed_options() -> Result<switchyard::embed::EmbedOptions> {
     Ok(switchyard::embed::EmbedOptions::from_vars(|k| std::env::var(k).ok())?)
 }
 
+/// Folders searched first for provisioned models: `$SWITCHYARD_MODELS` (read here, at the
+/// command's edge, never inside the libraries).
+pub fn model_dirs() -> Vec<PathBuf> {
+    std::env::var_os("SWITCHYARD_MODELS").map(PathBuf::from).into_iter().collect()
+}
+
 pub fn load_model(name: &str) -> Result<Arc<dyn Embedder>> {
-    let e = switchyard::embed::load_with(name, &embed_options()?)
+    let e = switchyard::embed::load_in(name, &model_dirs(), &embed_options()?)
         .with_context(|| format!("loading model {name}"))?;
     Ok(for_the_process(Arc::new(e)))
 }
@@ -59,7 +65,7 @@ pub fn embed(a: EmbedArgs) -> Result<()> {
     let options = embed_options()?;
     let t_load = std::time::Instant::now();
     let model = for_the_process(Arc::new(
-        switchyard::embed::load_with(&a.model, &options)
+        switchyard::embed::load_in(&a.model, &model_dirs(), &options)
             .with_context(|| format!("loading model {}", a.model))?,
     ));
     let load_ms = t_load.elapsed().as_secs_f64() * 1e3;
@@ -316,7 +322,8 @@ pub fn models(a: ModelsArgs) -> Result<()> {
     let mut rows = Vec::new();
     let mut failed = false;
     for n in &names {
-        let r = switchyard::embed::resolve(n).and_then(|m| m.verify().map(|()| m));
+        let r =
+            switchyard::embed::resolve_in(n, &model_dirs()).and_then(|m| m.verify().map(|()| m));
         match r {
             Ok(m) => rows.push(serde_json::json!({"name": n, "ok": true, "dir": m.dir, "fingerprint": m.fingerprint().to_hex(), "dim": m.spec.dim, "license": m.spec.license})),
             Err(e) => {

@@ -296,8 +296,23 @@ fn read_adapter(path: Option<&std::path::Path>) -> Result<Option<switchyard::ada
     })
 }
 
+/// The default cache folder of built evaluation indexes (read at the command's edge): `$SWITCHYARD_CACHE_DIR`, else `$XDG_CACHE_HOME/switchyard`, else
+/// `~/.cache/switchyard`, else the system temp folder.
+pub(crate) fn default_cache_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("SWITCHYARD_CACHE_DIR") {
+        return PathBuf::from(d);
+    }
+    if let Some(d) = std::env::var_os("XDG_CACHE_HOME") {
+        return PathBuf::from(d).join("switchyard");
+    }
+    if let Some(h) = std::env::var_os("HOME") {
+        return PathBuf::from(h).join(".cache").join("switchyard");
+    }
+    std::env::temp_dir().join("switchyard")
+}
+
 fn cache_dir(given: Option<PathBuf>) -> PathBuf {
-    given.unwrap_or_else(switchyard_eval::default_cache_dir)
+    given.unwrap_or_else(default_cache_dir)
 }
 
 fn table(rows: &[(&str, &BTreeMap<String, serde_json::Value>)]) {

@@ -84,9 +84,10 @@ pub struct McpArgs {
 
 fn loader() -> Result<switchyard_serve::ModelLoader> {
     let options = embed_options()?;
+    let dirs = crate::commands::model_dirs();
     // Not `load_model`: a long-running server frees a model a reload replaces.
     Ok(Arc::new(move |name: &str| {
-        switchyard::embed::load_with(name, &options)
+        switchyard::embed::load_in(name, &dirs, &options)
             .map(|m| Arc::new(m) as Arc<dyn switchyard::embed::Embedder>)
             .map_err(|e| e.to_string())
     }))

@@ -136,7 +136,7 @@ fn adapter(a: AdapterArgs) -> Result<()> {
     let training = AdapterTraining {
         sets,
         validate_on: a.validate.iter().map(|s| SetSpec::parse(s)).collect(),
-        cache_dir: a.cache_dir.unwrap_or_else(switchyard_eval::default_cache_dir),
+        cache_dir: a.cache_dir.unwrap_or_else(crate::measure::default_cache_dir),
         config: TrainConfig {
             rank: a.rank,
             temperature: a.temperature,

@@ -11,8 +11,10 @@
 //! environment. The `switchyard` command builds them from `SWITCHYARD_WEIGHTS`,
 //! `SWITCHYARD_KERNEL`, `SWITCHYARD_ENGINE` and `SWITCHYARD_Q4_MATMUL`
 //! ([`EmbedOptions::from_vars`], [`SETTINGS`]). Where a model's files are looked for:
-//! [`model_search_dirs`], the one place that still reads a variable (`SWITCHYARD_MODELS`, a
-//! folder searched first; the Hugging Face cache also follows its own `HF_HOME`).
+//! [`model_search_dirs`]: folders the caller passes first ([`load_in`], [`resolve_in`]; the
+//! command and the Python package pass `$SWITCHYARD_MODELS`), then `models/` near the current
+//! folder and the executable. The library reads no variable of its own (the Hugging Face cache
+//! follows `HF_HOME`, through `hf-hub`).
 //!
 //! **Features.** `candle` (default): the encoders. `hf-hub`: models from the local Hugging Face
 //! cache. `mkl` / `accelerate`: a BLAS under candle's own operations, which only the portable
@@ -46,7 +48,7 @@ pub fn kernel_name() -> &'static str {
 
 pub use crate::model::{
     ModelFile, ModelInfo, ModelSourcePackage, ModelSpec, Pooling, ResolvedModel, SHORT_NAMES,
-    WeightFormat, from_dir, model_search_dirs, resolve,
+    WeightFormat, from_dir, model_search_dirs, resolve, resolve_in,
 };
 
 #[cfg(feature = "candle")]
@@ -137,7 +139,18 @@ pub fn load(name: &str) -> Result<BertEmbedder> {
 /// [`load`] with explicit options (weight storage, kernel, engine).
 #[cfg(feature = "candle")]
 pub fn load_with(name: &str, options: &EmbedOptions) -> Result<BertEmbedder> {
-    BertEmbedder::load_with(&resolve(name)?, options)
+    load_in(name, &[], options)
+}
+
+/// [`load_with`], looking for short-name models in the `first` folders before the default ones
+/// (see [`model_search_dirs`]).
+#[cfg(feature = "candle")]
+pub fn load_in(
+    name: &str,
+    first: &[std::path::PathBuf],
+    options: &EmbedOptions,
+) -> Result<BertEmbedder> {
+    BertEmbedder::load_with(&resolve_in(name, first)?, options)
 }
 
 /// Scales `v` to unit length in place. The sum of squares runs in f64 so long vectors do not

@@ -226,14 +226,12 @@ pub const SHORT_NAMES: &[(&str, &[&str])] = &[
     ("e5-small", &["multilingual-e5-small", "intfloat/multilingual-e5-small", "e5"]),
 ];
 
-/// The folders searched for provisioned short-name models, in order: `$SWITCHYARD_MODELS`, then
+/// The folders searched for provisioned short-name models, in order: the caller's `first`
+/// folders (the `switchyard` command and the Python package pass `$SWITCHYARD_MODELS`), then
 /// `models/` in the current directory and each of its ancestors, then beside the executable and
 /// its ancestors (so an installed binary next to a checkout finds it).
-pub fn model_search_dirs() -> Vec<PathBuf> {
-    let mut dirs = Vec::new();
-    if let Some(d) = std::env::var_os("SWITCHYARD_MODELS") {
-        dirs.push(PathBuf::from(d));
-    }
+pub fn model_search_dirs(first: &[PathBuf]) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = first.to_vec();
     let mut push_ancestors = |start: &Path| {
         for a in start.ancestors() {
             let d = a.join("models");
@@ -253,13 +251,19 @@ pub fn model_search_dirs() -> Vec<PathBuf> {
     dirs
 }
 
-/// Resolves what a user typed (`minilm`, `e5-small`, `./my-model`, `owner/repo`) to files.
+/// Resolves what a user typed (`minilm`, `e5-small`, `./my-model`, `owner/repo`) to files,
+/// looking for short names in [`model_search_dirs`] without extra folders.
 pub fn resolve(name: &str) -> Result<ResolvedModel> {
+    resolve_in(name, &[])
+}
+
+/// [`resolve`], looking for short names in `first` before the default folders.
+pub fn resolve_in(name: &str, first: &[PathBuf]) -> Result<ResolvedModel> {
     let lower = name.to_ascii_lowercase();
     if let Some((short, _)) =
         SHORT_NAMES.iter().find(|(s, aliases)| *s == lower || aliases.contains(&lower.as_str()))
     {
-        let dirs = model_search_dirs();
+        let dirs = model_search_dirs(first);
         for d in &dirs {
             let candidate = d.join(short);
             if candidate.join("model.toml").is_file() {

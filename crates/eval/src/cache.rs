@@ -11,21 +11,6 @@ use switchyard_embed::Embedder;
 use switchyard_format::{Index, OpenOptions};
 use switchyard_manifest::Catalog;
 
-/// The default cache folder: `$SWITCHYARD_CACHE_DIR`, else `$XDG_CACHE_HOME/switchyard`, else
-/// `~/.cache/switchyard`, else the system temp folder.
-pub fn default_cache_dir() -> PathBuf {
-    if let Some(d) = std::env::var_os("SWITCHYARD_CACHE_DIR") {
-        return PathBuf::from(d);
-    }
-    if let Some(d) = std::env::var_os("XDG_CACHE_HOME") {
-        return PathBuf::from(d).join("switchyard");
-    }
-    if let Some(h) = std::env::var_os("HOME") {
-        return PathBuf::from(h).join(".cache").join("switchyard");
-    }
-    std::env::temp_dir().join("switchyard")
-}
-
 /// Where an index came from.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct CachedIndex {

@@ -16,7 +16,7 @@
 pub use crate::adapter::{AdapterTraining, SetSpec, ValidationSplit, train_adapter};
 pub use crate::analysis::{Agreement, AnalysisCase, AnalysisMiss, AnalysisReport, eval_analysis};
 pub use crate::bm25::Bm25;
-pub use crate::cache::{CachedIndex, default_cache_dir};
+pub use crate::cache::CachedIndex;
 pub use crate::cases::{CaseRow, CasesEval, CasesReport, eval_cases};
 pub use crate::error::{EvalError, Result};
 pub use crate::fit::{FitConfig, FitMetrics, FitParams, FitReport, fit};

@@ -82,7 +82,7 @@ pub use crate::layout::{
     ALIGN, Dtype, FLAG_ROWS_NORMALISED, FORMAT_VERSION, HEADER_LEN, MAGIC, MAX_SECTIONS,
     OLDEST_SUPPORTED_VERSION, SECTION_ENTRY_LEN, SectionKind, align_up, stride_for,
 };
-pub use crate::matrix::MatrixView;
+pub use crate::matrix::{MatrixView, dot, dot_naive};
 pub use crate::meta::{
     AdapterMeta, CascadeMeta, FusionMeta, IndexMeta, ItemMeta, LexicalMeta, MIN_MODE_EXAMPLES,
     ModeCalibration, ModeMeta, ModelMeta, PatternMeta, ScreenHead, ScreenMeta, SelectionMeta,

@@ -573,7 +573,7 @@ impl MemoryStore {
                     ),
                 });
             }
-            let score: f32 = e.embedding.iter().zip(query).map(|(a, b)| a * b).sum();
+            let score = switchyard_format::dot(&e.embedding, query);
             if score >= min {
                 hits.push(Hit { entry: e.clone(), score });
             }

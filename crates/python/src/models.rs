@@ -22,8 +22,11 @@ pub fn load(name: &str) -> Result<Arc<dyn Embedder>, String> {
     }
     let options = switchyard_embed::EmbedOptions::from_vars(|k| std::env::var(k).ok())
         .map_err(|e| e.to_string())?;
+    // The binding's edge, like the command's: `$SWITCHYARD_MODELS` is searched first.
+    let dirs: Vec<std::path::PathBuf> =
+        std::env::var_os("SWITCHYARD_MODELS").map(Into::into).into_iter().collect();
     let model: Arc<dyn Embedder> = Arc::new(
-        switchyard_embed::load_with(name, &options)
+        switchyard_embed::load_in(name, &dirs, &options)
             .map_err(|e| format!("loading model {name}: {e}"))?,
     );
     if let Ok(mut cache) = cache().lock() {

@@ -6,35 +6,7 @@
 use std::cmp::Ordering;
 use switchyard_format::MatrixView;
 
-/// Dot product of two equal-length slices.
-#[inline]
-pub fn dot(a: &[f32], b: &[f32]) -> f32 {
-    assert_eq!(a.len(), b.len(), "dot of slices of different lengths");
-    let mut acc = [0f32; 16];
-    let (ca, cb) = (a.chunks_exact(16), b.chunks_exact(16));
-    let (ta, tb) = (ca.remainder(), cb.remainder());
-    for (x, y) in ca.zip(cb) {
-        for i in 0..16 {
-            acc[i] += x[i] * y[i];
-        }
-    }
-    let mut tail = 0f32;
-    for (x, y) in ta.iter().zip(tb) {
-        tail += x * y;
-    }
-    // Fixed pairwise reduction order.
-    let mut s8 = [0f32; 8];
-    for i in 0..8 {
-        s8[i] = acc[i] + acc[i + 8];
-    }
-    let s4 = [s8[0] + s8[4], s8[1] + s8[5], s8[2] + s8[6], s8[3] + s8[7]];
-    (s4[0] + s4[2]) + (s4[1] + s4[3]) + tail
-}
-
-/// Reference dot product: a plain sequential sum, for tests.
-pub fn dot_naive(a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
-}
+pub use switchyard_format::{dot, dot_naive};
 
 /// Rows above which matrix-vector scoring is split across threads.
 const PARALLEL_ROWS: usize = 16_384;
