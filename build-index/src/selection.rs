@@ -256,9 +256,50 @@ fn fusion(kind: &Kind<'_>, inputs: &Inputs<'_>) -> FusionMeta {
 /// Leave-one-out over mode examples: the semantic fallback's margin, or why it is off.
 fn calibrate_modes(inputs: &Inputs<'_>) -> ModeCalibration {
     let (rows, spans) = inputs.modes;
-    let dim = inputs.dim;
     let catalog = inputs.catalog;
     let default = catalog.default_mode();
+    // The same test as `IndexMeta::supports_tool_agreement`, on the catalog: the examples are
+    // enough (checked in `calibrate_classes`), and some tool is offered in fewer than all modes.
+    let tool_agreement = catalog.tools.iter().any(|t| {
+        !t.modes.is_empty()
+            && !t.modes.iter().any(|m| m == "any")
+            && catalog.modes.iter().any(|m| !t.modes.contains(&m.name))
+    });
+    let decides = format!("the default mode {default} decides");
+    let unless = if tool_agreement {
+        format!("{decides} unless the task's best tools favour the examples' best mode")
+    } else {
+        decides.clone()
+    };
+    let names: Vec<&str> = catalog.modes.iter().map(|m| m.name.as_str()).collect();
+    calibrate_classes(
+        &Classes { names: &names, spans, rows, dim: inputs.dim, default: &default, what: "mode" },
+        &decides,
+        &unless,
+    )
+}
+
+/// A set of classes (modes, thinking modes) whose rows are a card then examples each.
+pub(crate) struct Classes<'a> {
+    /// Class names, in row order.
+    pub names: &'a [&'a str],
+    /// (first row, rows) per class.
+    pub spans: &'a [(usize, usize)],
+    /// The unpadded rows.
+    pub rows: &'a [f32],
+    /// Row width.
+    pub dim: usize,
+    /// The class that decides when the guess may not.
+    pub default: &'a str,
+    /// What a class is called in notes (`mode`, `thinking mode`).
+    pub what: &'a str,
+}
+
+/// The semantic guess's calibration over a set of classes: off with fewer than two classes or a
+/// non-default class under [`MIN_MODE_EXAMPLES`] examples (the note ends in `thin`), else the
+/// leave-one-out margin, or off when none reached [`MODE_PRECISION`] (the note ends in
+/// `no_margin`).
+pub(crate) fn calibrate_classes(c: &Classes<'_>, thin: &str, no_margin: &str) -> ModeCalibration {
     let off = |examples: u32, note: String| ModeCalibration {
         semantic_margin: None,
         examples,
@@ -266,34 +307,28 @@ fn calibrate_modes(inputs: &Inputs<'_>) -> ModeCalibration {
         coverage: None,
         note: Some(note),
     };
-    if spans.len() < 2 {
-        return off(0, "fewer than two modes".into());
+    let total: usize = c.spans.iter().map(|&(_, n)| n - 1).sum();
+    if c.spans.len() < 2 {
+        return off(total as u32, format!("fewer than two {}s; {thin}", c.what));
     }
-    let thin: Vec<&str> = catalog
-        .modes
+    let few: Vec<&str> = c
+        .names
         .iter()
-        .zip(spans)
-        .filter(|(m, span)| m.name != default && span.1 - 1 < MIN_MODE_EXAMPLES)
-        .map(|(m, _)| m.name.as_str())
+        .zip(c.spans)
+        .filter(|(name, span)| **name != c.default && span.1 - 1 < MIN_MODE_EXAMPLES)
+        .map(|(name, _)| *name)
         .collect();
-    let total: usize = spans.iter().map(|&(_, c)| c - 1).sum();
-    if !thin.is_empty() {
+    if !few.is_empty() {
         return off(
             total as u32,
             format!(
-                "mode(s) {} have fewer than {MIN_MODE_EXAMPLES} examples; the default mode {default} decides",
-                thin.join(", ")
+                "{}(s) {} have fewer than {MIN_MODE_EXAMPLES} examples; {thin}",
+                c.what,
+                few.join(", ")
             ),
         );
     }
-    // The same test as `IndexMeta::supports_tool_agreement`, on the catalog: the examples are
-    // enough (checked above), and some tool is offered in fewer than all modes.
-    let tool_agreement = catalog.tools.iter().any(|t| {
-        !t.modes.is_empty()
-            && !t.modes.iter().any(|m| m == "any")
-            && catalog.modes.iter().any(|m| !t.modes.contains(&m.name))
-    });
-    match leave_one_out(rows, spans, dim) {
+    match leave_one_out(c.rows, c.spans, c.dim) {
         LeaveOneOut::Margin { margin, examples, precision, coverage } => ModeCalibration {
             semantic_margin: Some(margin),
             examples,
@@ -303,15 +338,10 @@ fn calibrate_modes(inputs: &Inputs<'_>) -> ModeCalibration {
         },
         LeaveOneOut::NoMargin { examples } => off(
             examples,
-            if tool_agreement {
-                format!(
-                    "no lead reached {MODE_PRECISION} leave-one-out precision on the mode examples; the default mode {default} decides unless the task's best tools favour the examples' best mode"
-                )
-            } else {
-                format!(
-                    "no lead reached {MODE_PRECISION} leave-one-out precision on the mode examples; the default mode {default} decides"
-                )
-            },
+            format!(
+                "no lead reached {MODE_PRECISION} leave-one-out precision on the {} examples; {no_margin}",
+                c.what
+            ),
         ),
     }
 }

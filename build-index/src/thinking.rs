@@ -3,10 +3,10 @@
 //! measured exactly as the mode step's is (leave-one-out over the examples, see
 //! [`crate::selection::leave_one_out`]).
 
-use crate::selection::{LeaveOneOut, MODE_PRECISION, leave_one_out};
+use crate::selection::{Classes, calibrate_classes};
 use crate::{Result, embed_all};
 use switchyard_embed::Embedder;
-use switchyard_format::{MIN_MODE_EXAMPLES, ModeCalibration, ThinkingMeta, ThinkingModeMeta};
+use switchyard_format::{ModeCalibration, ThinkingMeta, ThinkingModeMeta};
 use switchyard_manifest::{Catalog, default_thinking};
 
 /// The thinking rows (unpadded, `rows * dim`) and metadata of a catalog with thinking modes.
@@ -45,46 +45,11 @@ fn calibrate(
     dim: usize,
     default: &str,
 ) -> ModeCalibration {
-    let off = |examples: u32, note: String| ModeCalibration {
-        semantic_margin: None,
-        examples,
-        precision: None,
-        coverage: None,
-        note: Some(note),
-    };
-    let total: usize = spans.iter().map(|&(_, c)| c - 1).sum();
-    if spans.len() < 2 {
-        return off(total as u32, "fewer than two thinking modes".into());
-    }
-    let thin: Vec<&str> = catalog
-        .thinking
-        .iter()
-        .zip(spans)
-        .filter(|(m, span)| m.name != default && span.1 - 1 < MIN_MODE_EXAMPLES)
-        .map(|(m, _)| m.name.as_str())
-        .collect();
-    if !thin.is_empty() {
-        return off(
-            total as u32,
-            format!(
-                "thinking mode(s) {} have fewer than {MIN_MODE_EXAMPLES} examples; keywords or the default ({default}) decide",
-                thin.join(", ")
-            ),
-        );
-    }
-    match leave_one_out(rows, spans, dim) {
-        LeaveOneOut::Margin { margin, examples, precision, coverage } => ModeCalibration {
-            semantic_margin: Some(margin),
-            examples,
-            precision: Some(precision),
-            coverage: Some(coverage),
-            note: None,
-        },
-        LeaveOneOut::NoMargin { examples } => off(
-            examples,
-            format!(
-                "no lead reached {MODE_PRECISION} leave-one-out precision on the thinking examples; keywords or the default ({default}) decide"
-            ),
-        ),
-    }
+    let names: Vec<&str> = catalog.thinking.iter().map(|m| m.name.as_str()).collect();
+    let decides = format!("keywords or the default ({default}) decide");
+    calibrate_classes(
+        &Classes { names: &names, spans, rows, dim, default, what: "thinking mode" },
+        &decides,
+        &decides,
+    )
 }
