@@ -390,3 +390,37 @@ fn an_unreadable_named_store_is_a_warning_and_nothing_else() {
     }
     assert!(!missing.exists(), "reading never creates a database");
 }
+
+#[test]
+fn a_malformed_stream_message_is_refused_naming_the_stage() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let stages = format!("{}/../../manifests/stages.toml", env!("CARGO_MANIFEST_DIR"));
+    let base = ["stream", "append", "hello", "--db", db.to_str().unwrap(), "--stages", &stages];
+    let o =
+        run(&[&base[..], &["--id", "m1", "--stage", "narrator", "--turn", "1", "--type", "shout"]]
+            .concat());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("stage narrator: --type: message type \"shout\" is not known"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(&[&base[..], &["--id", "m1", "--stage", "ghost", "--turn", "1"]].concat());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("stage ghost: no such stage"), "{}", stderr(&o));
+    let o = run(&[
+        "stream",
+        "view",
+        "--db",
+        db.to_str().unwrap(),
+        "--stages",
+        &stages,
+        "--stage",
+        "narrator",
+        "--policy",
+        "all",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--policy: policy \"all\" is not known"), "{}", stderr(&o));
+}

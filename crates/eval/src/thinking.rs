@@ -190,3 +190,26 @@ pub fn eval_thinking(
         with_embedding_ms: pcts(cold),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_label_that_is_not_a_thinking_mode_is_refused_naming_the_line() {
+        let dir = std::env::temp_dir().join(format!("sy-thinking-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let cases = dir.join("bad.jsonl");
+        std::fs::write(
+            &cases,
+            "{\"problem\": \"what could go wrong?\", \"mode\": \"red_team\"}\n\
+             {\"problem\": \"x\", \"mode\": \"sideways\"}\n",
+        )
+        .unwrap();
+        let manifests = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../manifests");
+        let cfg = ThinkingEval { manifests, cases, cache_dir: dir.clone() };
+        let model: Arc<dyn Embedder> = Arc::new(switchyard_embed::HashEmbedder::new(32));
+        let e = eval_thinking(&cfg, model, &|_, _, _| {}).unwrap_err().to_string();
+        assert!(e.contains("bad.jsonl:2: mode:") && e.contains("\"sideways\""), "{e}");
+    }
+}
