@@ -74,6 +74,7 @@ pub fn embed(a: EmbedArgs) -> Result<()> {
     let load = serde_json::json!({
         "resolve_ms": (load_ms - lt.total_ms).max(0.0), "weights_ms": lt.weights_ms,
         "pack_ms": lt.pack_ms, "tokenizer_ms": lt.tokenizer_ms, "total_ms": lt.total_ms,
+        "tokenizer": lt.tokenizer_source,
     });
     let t = std::time::Instant::now();
     let v = model.embed(&a.text)?;
@@ -107,7 +108,7 @@ pub fn embed(a: EmbedArgs) -> Result<()> {
     } else {
         let head: Vec<String> = v.iter().take(8).map(|x| format!("{x:.4}")).collect();
         println!(
-            "model        {}\nfingerprint  {}\ndim          {}\nweights      {}\nload_ms      {load_ms:.1} (weights {:.1}, packing {:.1}; tokenizer {:.1} alongside)\ntokens       {tokens}\nthreads      {threads}\nfirst_ms     {first_ms:.2}\np50_ms       {p50:.2} ({} runs)\np95_ms       {p95:.2}\nembedding    [{}, ...]",
+            "model        {}\nfingerprint  {}\ndim          {}\nweights      {}\nload_ms      {load_ms:.1} (weights {:.1}, packing {:.1}; tokenizer {:.1} alongside, {})\ntokens       {tokens}\nthreads      {threads}\nfirst_ms     {first_ms:.2}\np50_ms       {p50:.2} ({} runs)\np95_ms       {p95:.2}\nembedding    [{}, ...]",
             info.name,
             info.fingerprint,
             info.dim,
@@ -115,6 +116,7 @@ pub fn embed(a: EmbedArgs) -> Result<()> {
             lt.weights_ms,
             lt.pack_ms,
             lt.tokenizer_ms,
+            serde_json::to_value(lt.tokenizer_source)?.as_str().unwrap_or_default(),
             times.len().max(1),
             head.join(", ")
         );

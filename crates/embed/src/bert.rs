@@ -8,6 +8,7 @@
 use crate::e5file::{E5Dtype, E5File};
 use candle_core::quantized::{GgmlDType, QMatMul, QTensor, ggml_file::qtensor_from_ggml};
 use candle_core::{D, DType, Device, Module, Tensor};
+use rayon::prelude::*;
 use std::path::Path;
 
 pub(crate) type CResult<T> = candle_core::Result<T>;
@@ -194,19 +195,22 @@ impl BertEncoder {
                 eps: p.eps,
             })
         };
-        let mut layers = Vec::with_capacity(p.layers);
-        for l in 0..p.layers {
-            layers.push(Layer {
-                query: linear(&format!("l{l}.q"), h, h)?,
-                key: linear(&format!("l{l}.k"), h, h)?,
-                value: linear(&format!("l{l}.v"), h, h)?,
-                attn_out: linear(&format!("l{l}.ao"), h, h)?,
-                attn_norm: norm(&format!("l{l}.aln"))?,
-                ffn_in: linear(&format!("l{l}.fi"), ff, h)?,
-                ffn_out: linear(&format!("l{l}.fo"), h, ff)?,
-                ffn_norm: norm(&format!("l{l}.oln"))?,
-            });
-        }
+        // Layers decode on every core (each is independent; order is kept by the collect).
+        let layers = (0..p.layers)
+            .into_par_iter()
+            .map(|l| {
+                Ok(Layer {
+                    query: linear(&format!("l{l}.q"), h, h)?,
+                    key: linear(&format!("l{l}.k"), h, h)?,
+                    value: linear(&format!("l{l}.v"), h, h)?,
+                    attn_out: linear(&format!("l{l}.ao"), h, h)?,
+                    attn_norm: norm(&format!("l{l}.aln"))?,
+                    ffn_in: linear(&format!("l{l}.fi"), ff, h)?,
+                    ffn_out: linear(&format!("l{l}.fo"), h, ff)?,
+                    ffn_norm: norm(&format!("l{l}.oln"))?,
+                })
+            })
+            .collect::<crate::Result<Vec<Layer>>>()?;
         let type_table = f32t("emb.type", &[p.type_vocab, h])?;
         Ok(Self {
             shape: BertShape { hidden: h, heads: p.heads, max_positions: p.max_positions },
@@ -335,6 +339,40 @@ impl SafeTensorLoader<'_> {
     }
 }
 
+/// One encoder layer moved to the fast path: `None` when a product is quantized for candle.
+fn fast_layer(
+    l: &Layer,
+    precision: crate::cpu::kernel::Precision,
+) -> CResult<Option<crate::cpu::forward::FastLayer>> {
+    let (Some(q), Some(k), Some(v), Some(ao), Some(fi), Some(fo)) = (
+        dense(&l.query)?,
+        dense(&l.key)?,
+        dense(&l.value)?,
+        dense(&l.attn_out)?,
+        dense(&l.ffn_in)?,
+        dense(&l.ffn_out)?,
+    ) else {
+        return Ok(None);
+    };
+    let pack = |d: Option<crate::cpu::forward::DenseLinear>| {
+        d.and_then(|d| d.pack(precision)).ok_or_else(|| {
+            candle_core::Error::Msg(
+                "a layer's Q4_0 blocks do not fit its shape, or Q, K and V mix Q4_0 blocks and \
+                 floats"
+                    .into(),
+            )
+        })
+    };
+    Ok(Some(crate::cpu::forward::FastLayer {
+        qkv: pack(crate::cpu::forward::DenseLinear::concat(&[q, k, v]))?,
+        attn_out: pack(Some(ao))?,
+        attn_norm: norm_vecs(&l.attn_norm)?,
+        ffn_in: pack(Some(fi))?,
+        ffn_out: pack(Some(fo))?,
+        ffn_norm: norm_vecs(&l.ffn_norm)?,
+    }))
+}
+
 fn to_vec(t: &Tensor) -> CResult<Vec<f32>> {
     t.flatten_all()?.to_dtype(DType::F32)?.to_vec1::<f32>()
 }
@@ -379,35 +417,16 @@ impl BertEncoder {
         precision: crate::cpu::kernel::Precision,
     ) -> Result<FastEncoder, Box<(Self, Option<candle_core::Error>)>> {
         let build = |enc: &Self| -> CResult<Option<crate::cpu::forward::FastLayers>> {
-            let mut layers = Vec::with_capacity(enc.layers.len());
-            for l in &enc.layers {
-                let (Some(q), Some(k), Some(v), Some(ao), Some(fi), Some(fo)) = (
-                    dense(&l.query)?,
-                    dense(&l.key)?,
-                    dense(&l.value)?,
-                    dense(&l.attn_out)?,
-                    dense(&l.ffn_in)?,
-                    dense(&l.ffn_out)?,
-                ) else {
-                    return Ok(None);
-                };
-                let pack = |d: Option<crate::cpu::forward::DenseLinear>| {
-                    d.and_then(|d| d.pack(precision)).ok_or_else(|| {
-                        candle_core::Error::Msg(
-                            "a layer's Q4_0 blocks do not fit its shape, or Q, K and V mix \
-                             Q4_0 blocks and floats"
-                                .into(),
-                        )
-                    })
-                };
-                layers.push(crate::cpu::forward::FastLayer {
-                    qkv: pack(crate::cpu::forward::DenseLinear::concat(&[q, k, v]))?,
-                    attn_out: pack(Some(ao))?,
-                    attn_norm: norm_vecs(&l.attn_norm)?,
-                    ffn_in: pack(Some(fi))?,
-                    ffn_out: pack(Some(fo))?,
-                    ffn_norm: norm_vecs(&l.ffn_norm)?,
-                });
+            // Each layer packs on its own core; the collect keeps their order, and a layer's
+            // packing does not depend on the thread that ran it (same bits).
+            let packed: Vec<CResult<Option<crate::cpu::forward::FastLayer>>> =
+                enc.layers.par_iter().map(|l| fast_layer(l, precision)).collect();
+            let mut layers = Vec::with_capacity(packed.len());
+            for layer in packed {
+                match layer? {
+                    Some(l) => layers.push(l),
+                    None => return Ok(None),
+                }
             }
             Ok(Some(crate::cpu::forward::FastLayers {
                 layers,

@@ -2,10 +2,10 @@ use crate::bert::{BertEncoder, FastEncoder, Q4Linear, mean_pool};
 use crate::e5file::E5File;
 use crate::model::{ResolvedModel, WeightFormat};
 use crate::options::{EmbedOptions, EngineChoice};
+use crate::tokenize::{TextTokenizer, TokenizerSource};
 use crate::{EmbedError, Embedder, ModelInfo, Pooling, Result};
 use candle_core::{Device, Tensor};
 use std::path::PathBuf;
-use tokenizers::{Tokenizer, TruncationDirection, TruncationParams, TruncationStrategy};
 
 /// How the encoder runs.
 enum Engine {
@@ -26,7 +26,7 @@ const BATCH: usize = 32;
 /// against) with [`crate::EngineChoice::Candle`].
 pub struct BertEmbedder {
     info: ModelInfo,
-    tokenizer: Tokenizer,
+    tokenizer: TextTokenizer,
     tokenizer_path: PathBuf,
     encoder: Engine,
     pad_id: u32,
@@ -45,9 +45,12 @@ pub struct LoadTimings {
     pub weights_ms: f64,
     /// Packing the layers for the fast forward (or keeping candle's).
     pub pack_ms: f64,
-    /// Parsing the tokenizer file, on its own thread while the weights load and pack (so it
-    /// overlaps `weights_ms + pack_ms`; the load waits for the longer of the two).
+    /// Loading the tokenizer (mapping its table, or parsing `tokenizer.json`), on its own
+    /// thread while the weights load and pack (so it overlaps `weights_ms + pack_ms`; the load
+    /// waits for the longer of the two).
     pub tokenizer_ms: f64,
+    /// How the tokenizer was loaded.
+    pub tokenizer_source: TokenizerSource,
     /// All of the load, wall time.
     pub total_ms: f64,
 }
@@ -86,39 +89,27 @@ impl BertEmbedder {
         let (encoder, parsed) = std::thread::scope(|s| {
             let parsing = s.spawn(|| {
                 let t = std::time::Instant::now();
-                let tokenizer = Tokenizer::from_file(&tokenizer_path).map_err(|e| {
-                    EmbedError::Tokenizer { path: tokenizer_path.clone(), message: e.to_string() }
-                });
-                (tokenizer, t.elapsed())
+                let loaded = crate::tokenize::load(&tokenizer_path, &spec.tokenizer.sha256);
+                (loaded, t.elapsed())
             });
             let encoder = Self::load_encoder(model, options, t0);
             let parsed = parsing.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
             (encoder, parsed)
         });
         let (encoder, max_positions, t_weights, t_pack) = encoder?;
-        let (tokenizer, tokenizer_time) = parsed;
-        let mut tokenizer = tokenizer?;
+        let (loaded, tokenizer_time) = parsed;
+        let loaded = loaded?;
+        if let Some(note) = &loaded.note {
+            tracing::warn!(model = %spec.name, "tokenizer table {note}");
+        }
+        let mut tokenizer = loaded.tokenizer;
         let max_tokens = spec.max_tokens.min(max_positions);
-        // Shipped tokenizer.json files often pad every input to 128 tokens: a single short task
-        // would then cost 5-7x more. We pad ourselves, within a batch only.
-        tokenizer.with_padding(None);
-        tokenizer
-            .with_truncation(Some(TruncationParams {
-                max_length: max_tokens,
-                strategy: TruncationStrategy::LongestFirst,
-                stride: 0,
-                direction: TruncationDirection::Right,
-            }))
-            .map_err(|e| EmbedError::Tokenizer {
-                path: tokenizer_path.clone(),
-                message: e.to_string(),
-            })?;
-        let pad_id = tokenizer
-            .get_padding()
-            .map(|p| p.pad_id)
-            .or_else(|| tokenizer.token_to_id("[PAD]"))
-            .or_else(|| tokenizer.token_to_id("<pad>"))
-            .unwrap_or(0);
+        tokenizer.limit(max_tokens).map_err(|e| EmbedError::Tokenizer {
+            path: tokenizer_path.clone(),
+            message: e.to_string(),
+        })?;
+        let pad_id =
+            ["[PAD]", "<pad>"].iter().find_map(|name| tokenizer.token_to_id(name)).unwrap_or(0);
         let mut info = model.info();
         info.max_tokens = max_tokens;
         let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
@@ -126,6 +117,7 @@ impl BertEmbedder {
             weights_ms: ms(t_weights),
             pack_ms: ms(t_pack - t_weights),
             tokenizer_ms: ms(tokenizer_time),
+            tokenizer_source: loaded.source,
             total_ms: ms(t0.elapsed()),
         };
         let precision = crate::cpu::kernel::weight_precision(options.weights);
@@ -210,11 +202,10 @@ impl BertEmbedder {
     /// Token ids of one text behind `prefix`, special tokens included.
     fn token_ids_with(&self, prefix: &str, text: &str) -> Result<Vec<u32>> {
         let input = format!("{prefix}{text}");
-        let enc = self.tokenizer.encode(input, true).map_err(|e| EmbedError::Tokenizer {
+        self.tokenizer.ids(&input, true).map_err(|e| EmbedError::Tokenizer {
             path: self.tokenizer_path.clone(),
             message: e.to_string(),
-        })?;
-        Ok(enc.get_ids().to_vec())
+        })
     }
 
     fn forward_batch(&self, ids: &[Vec<u32>]) -> Result<Vec<Vec<f32>>> {
@@ -335,11 +326,11 @@ impl Embedder for BertEmbedder {
     }
 
     fn piece_ids(&self, text: &str) -> Result<Option<Vec<u32>>> {
-        let enc = self.tokenizer.encode(text, false).map_err(|e| EmbedError::Tokenizer {
+        let ids = self.tokenizer.ids(text, false).map_err(|e| EmbedError::Tokenizer {
             path: self.tokenizer_path.clone(),
             message: e.to_string(),
         })?;
-        Ok(Some(enc.get_ids().to_vec()))
+        Ok(Some(ids))
     }
 
     fn embed_pieces(&self, ids: &[u32]) -> Result<Vec<Vec<f32>>> {

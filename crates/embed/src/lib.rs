@@ -53,6 +53,8 @@ pub use crate::model::{
 
 #[cfg(feature = "candle")]
 pub use crate::bert_embedder::{BertEmbedder, LoadTimings};
+#[cfg(feature = "candle")]
+pub use crate::tokenize::TokenizerSource;
 /// The former name of [`BertEmbedder`] (it named a library that, on the default path, neither
 /// multiplies nor attends).
 #[cfg(feature = "candle")]
@@ -73,6 +75,8 @@ mod hash_embedder;
 mod model;
 mod options;
 mod static_table;
+#[cfg(feature = "candle")]
+mod tokenize;
 
 /// Turns texts into unit vectors. Implementations are `Send + Sync` so one loaded model serves
 /// every thread.
