@@ -5,7 +5,10 @@
 //! place by candle's quantized kernels (`QMatMul`), and so the Q4_0 word-embedding table is
 //! gathered row by row instead of being dequantized whole (250k x 384 floats = 384 MB).
 
+use crate::cpu::image::FastBody;
+use crate::cpu::store::NormPair;
 use crate::e5file::{E5Dtype, E5File};
+use crate::words::WordTable;
 use candle_core::quantized::{GgmlDType, QMatMul, QTensor, ggml_file::qtensor_from_ggml};
 use candle_core::{D, DType, Device, Module, Tensor};
 use rayon::prelude::*;
@@ -395,26 +398,25 @@ fn dense(l: &Linear) -> CResult<Option<crate::cpu::forward::DenseLinear>> {
     }
 }
 
-fn norm_vecs(n: &LayerNorm) -> CResult<(Vec<f32>, Vec<f32>)> {
-    Ok((to_vec(&n.weight)?, to_vec(&n.bias)?))
+fn norm_vecs(n: &LayerNorm) -> CResult<NormPair> {
+    Ok((to_vec(&n.weight)?.into(), to_vec(&n.bias)?.into()))
 }
 
-/// The encoder with its layers on plain buffers (see `cpu/forward.rs`); embeddings stay in candle.
+/// The encoder with its layers on plain buffers (see `cpu/forward.rs`), its word rows read from
+/// the mapped model file ([`WordTable`]).
 pub(crate) struct FastEncoder {
-    word: WordEmbeddings,
-    position: Vec<f32>,
-    type0: Vec<f32>,
-    embed_norm: (Vec<f32>, Vec<f32>),
-    layers: crate::cpu::forward::FastLayers,
+    pub word: WordTable,
+    pub body: FastBody,
 }
 
 impl BertEncoder {
-    /// Moves the weights to the fast path; gives the encoder back when a layer is quantized
-    /// (the Q4_0 matmul variant runs on candle's kernels).
+    /// Moves the weights to the fast path, with `word` as its word table; gives the encoder back
+    /// when a layer is quantized (the Q4_0 matmul variant runs on candle's kernels).
     #[allow(clippy::type_complexity)] // (the encoder given back, why) is read once by the caller
     pub fn into_fast(
         self,
         precision: crate::cpu::kernel::Precision,
+        word: WordTable,
     ) -> Result<FastEncoder, Box<(Self, Option<candle_core::Error>)>> {
         let build = |enc: &Self| -> CResult<Option<crate::cpu::forward::FastLayers>> {
             // Each layer packs on its own core; the collect keeps their order, and a layer's
@@ -435,6 +437,11 @@ impl BertEncoder {
                 eps: enc.embed_norm.eps,
             }))
         };
+        if word.cols() != self.shape.hidden {
+            let why =
+                format!("word rows are {} wide, the encoder {}", word.cols(), self.shape.hidden);
+            return Err(Box::new((self, Some(candle_core::Error::Msg(why)))));
+        }
         let layers = match build(&self) {
             Ok(Some(l)) => l,
             Ok(None) => return Err(Box::new((self, None))),
@@ -447,45 +454,48 @@ impl BertEncoder {
             Ok(t) => t,
             Err(e) => return Err(Box::new((self, Some(e)))),
         };
-        Ok(FastEncoder { word: self.word, position, type0, embed_norm, layers })
+        let body = FastBody {
+            position: position.into(),
+            type0: type0.into(),
+            embed_norm,
+            layers,
+            max_positions: self.shape.max_positions,
+        };
+        Ok(FastEncoder { word, body })
     }
 }
 
 impl FastEncoder {
     pub fn hidden(&self) -> usize {
-        self.layers.hidden
+        self.body.layers.hidden
     }
 
     /// Last hidden states of each text, packed: `[sum of lengths, hidden]` (no padding).
     pub fn forward(&self, texts: &[Vec<u32>]) -> CResult<Vec<f32>> {
-        let h = self.layers.hidden;
+        let h = self.body.layers.hidden;
         let flat: Vec<u32> = texts.iter().flatten().copied().collect();
-        let ids = Tensor::from_vec(flat, texts.iter().map(Vec::len).sum::<usize>(), &Device::Cpu)?;
-        let words = match &self.word {
-            WordEmbeddings::Dense(t) => t.index_select(&ids, 0)?,
-            WordEmbeddings::Quantized(q) => q.embedding(&ids)?,
-        };
-        let mut x = to_vec(&words)?;
+        let mut x = self.word.gather(&flat).map_err(candle_core::Error::Msg)?;
+        let body = &self.body;
         let mut row = 0;
         for t in texts {
             for pos in 0..t.len() {
                 let r = &mut x[row * h..(row + 1) * h];
                 for ((v, p), ty) in
-                    r.iter_mut().zip(&self.position[pos * h..(pos + 1) * h]).zip(&self.type0)
+                    r.iter_mut().zip(&body.position[pos * h..(pos + 1) * h]).zip(body.type0.iter())
                 {
                     *v += p + ty;
                 }
                 crate::cpu::math::layer_norm_row(
                     r,
-                    &self.embed_norm.0,
-                    &self.embed_norm.1,
-                    self.layers.eps,
+                    &body.embed_norm.0,
+                    &body.embed_norm.1,
+                    body.layers.eps,
                 );
                 row += 1;
             }
         }
         let lens: Vec<usize> = texts.iter().map(Vec::len).collect();
-        self.layers.forward(&mut x, &lens);
+        body.layers.forward(&mut x, &lens);
         Ok(x)
     }
 }

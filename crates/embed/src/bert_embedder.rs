@@ -1,8 +1,10 @@
 use crate::bert::{BertEncoder, FastEncoder, Q4Linear, mean_pool};
+use crate::cpu::image::ImageKey;
 use crate::e5file::E5File;
 use crate::model::{ResolvedModel, WeightFormat};
 use crate::options::{EmbedOptions, EngineChoice};
-use crate::tokenize::{TextTokenizer, TokenizerSource};
+use crate::tokenize::{LoadSource, TextTokenizer};
+use crate::words::WordTable;
 use crate::{EmbedError, Embedder, ModelInfo, Pooling, Result};
 use candle_core::{Device, Tensor};
 use std::path::PathBuf;
@@ -19,6 +21,29 @@ enum Engine {
 /// enough that padding within a length-sorted batch stays negligible.
 const BATCH: usize = 32;
 
+/// What building the engine gave.
+struct EncoderLoad {
+    engine: Engine,
+    max_positions: usize,
+    /// Since the load began: weights read (or image mapped), and packed.
+    t_weights: std::time::Duration,
+    t_pack: std::time::Duration,
+    source: LoadSource,
+    /// Why an image was not used, or could not be written.
+    note: Option<String>,
+    /// The image this engine was mapped from or wrote.
+    image: Option<PathBuf>,
+}
+
+/// Where the packed image of `model` for `key`'s storage and kernel lives: beside its weights,
+/// one file per storage and kernel (so they coexist).
+fn image_path(model: &ResolvedModel, key: &ImageKey) -> PathBuf {
+    let weights = model.path(&model.spec.weights);
+    let name = weights.file_name().map_or_else(Default::default, |n| n.to_string_lossy());
+    let storage = key.storage.replace('+', "-");
+    weights.with_file_name(format!("{name}.{storage}-{}.switchyard-image", key.kernel))
+}
+
 /// A BERT-family sentence embedder on the CPU: tokenize (with the model's query or document
 /// prefix, truncated at its limit, never padded alone), forward, attention-masked pooling, L2
 /// norm. candle loads the weights (safetensors, Q4_0); the forward is this crate's packed-weight
@@ -28,6 +53,8 @@ pub struct BertEmbedder {
     info: ModelInfo,
     tokenizer: TextTokenizer,
     tokenizer_path: PathBuf,
+    /// The ready-to-map files this load reads or wrote (tokenizer table, packed image).
+    prepared: Vec<PathBuf>,
     encoder: Engine,
     pad_id: u32,
     /// The options it was loaded with.
@@ -50,7 +77,10 @@ pub struct LoadTimings {
     /// waits for the longer of the two).
     pub tokenizer_ms: f64,
     /// How the tokenizer was loaded.
-    pub tokenizer_source: TokenizerSource,
+    pub tokenizer_source: LoadSource,
+    /// How the encoder's weights were loaded (`mapped`: from the packed image, with
+    /// `weights_ms` the map and its checks and no packing).
+    pub weights_source: LoadSource,
     /// All of the load, wall time.
     pub total_ms: f64,
 }
@@ -65,6 +95,14 @@ impl BertEmbedder {
     /// The options it was loaded with.
     pub fn options(&self) -> &EmbedOptions {
         &self.options
+    }
+
+    /// Where loading it spent its time.
+    /// The ready-to-map files this model's loads share (beside its files): the tokenizer's
+    /// Unigram table and the packed image of this storage and kernel, where they apply. An
+    /// operator may delete them at any time; the next load writes them again.
+    pub fn prepared_files(&self) -> &[PathBuf] {
+        &self.prepared
     }
 
     /// Where loading it spent its time.
@@ -96,9 +134,20 @@ impl BertEmbedder {
             let parsed = parsing.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
             (encoder, parsed)
         });
-        let (encoder, max_positions, t_weights, t_pack) = encoder?;
+        let EncoderLoad { engine: encoder, max_positions, t_weights, t_pack, source, note, image } =
+            encoder?;
+
+        if let Some(note) = &note {
+            tracing::warn!(model = %spec.name, "packed weights image {note}");
+        }
         let (loaded, tokenizer_time) = parsed;
         let loaded = loaded?;
+        let table = crate::tokenize::table_path(&tokenizer_path);
+        let prepared: Vec<PathBuf> = (loaded.source != LoadSource::Parsed && table.exists())
+            .then_some(table)
+            .into_iter()
+            .chain(image)
+            .collect();
         if let Some(note) = &loaded.note {
             tracing::warn!(model = %spec.name, "tokenizer table {note}");
         }
@@ -118,6 +167,7 @@ impl BertEmbedder {
             pack_ms: ms(t_pack - t_weights),
             tokenizer_ms: ms(tokenizer_time),
             tokenizer_source: loaded.source,
+            weights_source: source,
             total_ms: ms(t0.elapsed()),
         };
         let precision = crate::cpu::kernel::weight_precision(options.weights);
@@ -130,6 +180,7 @@ impl BertEmbedder {
             info,
             tokenizer,
             tokenizer_path,
+            prepared,
             encoder,
             pad_id,
             options: *options,
@@ -138,18 +189,114 @@ impl BertEmbedder {
         })
     }
 
-    /// Reads the weights and builds the engine: the encoder, its position limit, and the times
-    /// since `t0` at which the weights were read and packed.
+    /// Builds the engine: from the packed image beside the weights when one fits this model,
+    /// storage and kernel; else from the weights, writing the image for the next process.
     fn load_encoder(
         model: &ResolvedModel,
         options: &EmbedOptions,
         t0: std::time::Instant,
-    ) -> Result<(Engine, usize, std::time::Duration, std::time::Duration)> {
+    ) -> Result<EncoderLoad> {
         let precision = crate::cpu::kernel::weight_precision(options.weights);
+        let fast = options.engine == EngineChoice::Fast && !options.q4_matmul;
+        let key = ImageKey {
+            fingerprint: model.fingerprint().to_hex(),
+            storage: crate::cpu::kernel::weight_storage(precision).to_string(),
+            kernel: crate::cpu::kernel::kernel_name().to_string(),
+        };
+        let image_at = image_path(model, &key);
+        let mut note = None;
+        if fast {
+            match crate::cpu::image::open(&image_at, &key) {
+                Ok(body) => {
+                    let word = Self::word_table(model)?;
+                    let max_positions = body.max_positions;
+                    let t = t0.elapsed();
+                    return Ok(EncoderLoad {
+                        engine: Engine::Fast(FastEncoder { word, body }),
+                        max_positions,
+                        t_weights: t,
+                        t_pack: t,
+                        source: LoadSource::Mapped,
+                        note: None,
+                        image: Some(image_at),
+                    });
+                }
+                Err(why) => note = why.map(|w| format!("{}: {w}; rebuilt", image_at.display())),
+            }
+        }
+        let encoder = Self::read_weights(model, options, precision)?;
+        let t_weights = t0.elapsed();
+        let max_positions = encoder.max_positions();
+        let mut source = LoadSource::Parsed;
+        let mut image = None;
+        let engine = if !fast {
+            Engine::Candle(encoder)
+        } else {
+            // A word table the fast path cannot read in place (not f32 or Q4_0) leaves the
+            // model on candle's engine, as a quantized layer does.
+            let fast = match Self::word_table(model) {
+                Ok(word) => encoder.into_fast(precision, word),
+                Err(e) => {
+                    tracing::warn!(model = %model.spec.name, "fast path unavailable: {e}");
+                    Err(Box::new((encoder, None)))
+                }
+            };
+            match fast {
+                Ok(fast) => {
+                    let bytes = crate::cpu::image::encode(&fast.body, &key);
+                    source = LoadSource::Built;
+                    if let Err(e) = crate::cpu::image::write(&image_at, &bytes) {
+                        let failed = format!(
+                            "{}: could not be written ({e}); every load will pack the weights",
+                            image_at.display()
+                        );
+                        note = Some(note.map_or(failed.clone(), |n| format!("{n}; {failed}")));
+                    } else {
+                        image = Some(image_at.clone());
+                    }
+                    Engine::Fast(fast)
+                }
+                Err(back) => match *back {
+                    (enc, None) => Engine::Candle(enc),
+                    (_, Some(e)) => {
+                        return Err(EmbedError::Forward {
+                            model: model.spec.name.clone(),
+                            message: e.to_string(),
+                        });
+                    }
+                },
+            }
+        };
+        Ok(EncoderLoad {
+            engine,
+            max_positions,
+            t_weights,
+            t_pack: t0.elapsed(),
+            source,
+            note,
+            image,
+        })
+    }
+
+    /// The word table, read in place from the model file.
+    fn word_table(model: &ResolvedModel) -> Result<WordTable> {
+        let weights = model.path(&model.spec.weights);
+        match model.spec.format {
+            WeightFormat::BertSafetensors => WordTable::from_safetensors(&weights),
+            WeightFormat::E5s1Q4 => WordTable::from_e5(&E5File::read(&weights)?),
+        }
+    }
+
+    /// Reads the weights into candle's encoder.
+    fn read_weights(
+        model: &ResolvedModel,
+        options: &EmbedOptions,
+        precision: crate::cpu::kernel::Precision,
+    ) -> Result<BertEncoder> {
         let candle_engine = options.engine == EngineChoice::Candle;
         let spec = &model.spec;
         let weights = model.path(&spec.weights);
-        let encoder = match spec.format {
+        match spec.format {
             WeightFormat::BertSafetensors => {
                 let config = spec.config.as_ref().map(|c| model.path(c)).ok_or_else(|| {
                     EmbedError::bad(
@@ -158,7 +305,7 @@ impl BertEmbedder {
                         "bert-safetensors models need config.json",
                     )
                 })?;
-                BertEncoder::from_safetensors(&weights, &config)?
+                BertEncoder::from_safetensors(&weights, &config)
             }
             WeightFormat::E5s1Q4 => {
                 // Blocks kept as shipped where the fast path will widen them; no f32 copy of
@@ -170,28 +317,9 @@ impl BertEmbedder {
                 } else {
                     Q4Linear::Dequantize
                 };
-                BertEncoder::from_e5s1(&E5File::read(&weights)?, hold)?
+                BertEncoder::from_e5s1(&E5File::read(&weights)?, hold)
             }
-        };
-        let t_weights = t0.elapsed();
-        let max_positions = encoder.max_positions();
-        let encoder = if candle_engine {
-            Engine::Candle(encoder)
-        } else {
-            match encoder.into_fast(precision) {
-                Ok(fast) => Engine::Fast(fast),
-                Err(back) => match *back {
-                    (enc, None) => Engine::Candle(enc),
-                    (_, Some(e)) => {
-                        return Err(EmbedError::Forward {
-                            model: spec.name.clone(),
-                            message: e.to_string(),
-                        });
-                    }
-                },
-            }
-        };
-        Ok((encoder, max_positions, t_weights, t0.elapsed()))
+        }
     }
 
     /// Token ids of one text as the model sees it (prefix and special tokens included).

@@ -47,7 +47,7 @@ pub(crate) struct E5File {
     /// Mapped, not read: a read copied all 71 MB through the kernel before anything used them
     /// (a quarter of e5-small's cold start once its tokenizer was mapped too); only the pages
     /// of tensors that are used get touched now.
-    pub bytes: memmap2::Mmap,
+    pub bytes: std::sync::Arc<memmap2::Mmap>,
     pub params: E5Params,
     pub tensors: BTreeMap<String, E5Tensor>,
 }
@@ -104,7 +104,9 @@ impl E5File {
         let file = std::fs::File::open(path).map_err(|e| EmbedError::io(path, e))?;
         // SAFETY: model files are written once by provisioning and only read after; the map
         // lives as long as this value, and every tensor copied out of it is owned.
-        let bytes = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| EmbedError::io(path, e))?;
+        let bytes = std::sync::Arc::new(
+            unsafe { memmap2::Mmap::map(&file) }.map_err(|e| EmbedError::io(path, e))?,
+        );
         let (params, tensors) = parse(path, &bytes)?;
         Ok(Self { path: path.to_path_buf(), bytes, params, tensors })
     }

@@ -54,7 +54,7 @@ pub use crate::model::{
 #[cfg(feature = "candle")]
 pub use crate::bert_embedder::{BertEmbedder, LoadTimings};
 #[cfg(feature = "candle")]
-pub use crate::tokenize::TokenizerSource;
+pub use crate::tokenize::LoadSource;
 /// The former name of [`BertEmbedder`] (it named a library that, on the default path, neither
 /// multiplies nor attends).
 #[cfg(feature = "candle")]
@@ -77,6 +77,8 @@ mod options;
 mod static_table;
 #[cfg(feature = "candle")]
 mod tokenize;
+#[cfg(feature = "candle")]
+mod words;
 
 /// Turns texts into unit vectors. Implementations are `Send + Sync` so one loaded model serves
 /// every thread.

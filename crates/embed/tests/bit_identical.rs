@@ -1,6 +1,7 @@
 //! Our forward pass gives the same bits as the committed fixture (`tests/fixtures/vector-bits.json`)
-//! for every weight storage, kernel and thread count on both models, and a padded batch gives
-//! each text the bits it gets alone.
+//! for every weight storage, kernel and thread count on both models, whether the weights were
+//! read and packed this load or mapped from the packed image an earlier load wrote; and a padded
+//! batch gives each text the bits it gets alone.
 //!
 //! Why exact bits and not a cosine bar: an index stores vectors the builder computed, and a
 //! route compares them with vectors computed later, maybe on another machine or thread count.
@@ -22,9 +23,13 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use switchyard_embed::{
-    BertEmbedder, EmbedOptions, Embedder, KernelChoice, WeightsChoice, kernel_name, resolve,
-    sha256_hex,
+    BertEmbedder, EmbedOptions, Embedder, KernelChoice, LoadSource, WeightsChoice, kernel_name,
+    resolve, sha256_hex,
 };
+
+fn is_image(path: &std::path::Path) -> bool {
+    path.extension().is_some_and(|e| e == "switchyard-image")
+}
 
 const TEST_NAME: &str = "vectors_are_bit_identical_to_the_fixture";
 /// Set in the re-run child: which kernel it measures.
@@ -75,18 +80,39 @@ fn measure(kernel: KernelChoice, texts: &[String]) -> Option<Vec<(String, String
         };
         for (weights, storage) in STORAGES {
             let options = EmbedOptions { weights, kernel, ..EmbedOptions::default() };
-            let embedder = BertEmbedder::load_with(&model, &options).unwrap();
-            for threads in THREADS {
-                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-                let (single, batch) = pool.install(|| {
-                    let single: Vec<Vec<f32>> =
-                        texts.iter().map(|t| embedder.embed(t).unwrap()).collect();
-                    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-                    (single, embedder.embed_batch(&refs).unwrap())
-                });
-                let key = format!("{name}/{storage}/{}", family());
-                out.push((key.clone(), format!("{threads} threads"), bits_hash(&single)));
-                out.push((key, format!("{threads} threads, batched"), bits_hash(&batch)));
+            // The first load reads and packs the weights (or maps an image an earlier run
+            // left); the second maps the image: both must give the fixture's bits.
+            let first = BertEmbedder::load_with(&model, &options).unwrap();
+            let created: Vec<PathBuf> = match first.load_timings().weights_source {
+                LoadSource::Built => {
+                    first.prepared_files().iter().filter(|p| is_image(p)).cloned().collect()
+                }
+                _ => Vec::new(),
+            };
+            let second = BertEmbedder::load_with(&model, &options).unwrap();
+            assert_eq!(
+                second.load_timings().weights_source,
+                LoadSource::Mapped,
+                "{name} {storage}"
+            );
+            for (how, embedder) in [("", &first), (", from the image", &second)] {
+                for threads in THREADS {
+                    let pool =
+                        rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+                    let (single, batch) = pool.install(|| {
+                        let single: Vec<Vec<f32>> =
+                            texts.iter().map(|t| embedder.embed(t).unwrap()).collect();
+                        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+                        (single, embedder.embed_batch(&refs).unwrap())
+                    });
+                    let key = format!("{name}/{storage}/{}", family());
+                    out.push((key.clone(), format!("{threads} threads{how}"), bits_hash(&single)));
+                    out.push((key, format!("{threads} threads, batched{how}"), bits_hash(&batch)));
+                }
+            }
+            // Images of storages nobody uses by default would fill a CI runner's disk.
+            for image in created {
+                let _ = std::fs::remove_file(image);
             }
         }
     }

@@ -8,7 +8,7 @@
 #![allow(clippy::unwrap_used)] // test helpers: a panic is the failure report
 
 use std::path::{Path, PathBuf};
-use switchyard_embed::{BertEmbedder, Embedder, TokenizerSource, resolve};
+use switchyard_embed::{BertEmbedder, Embedder, LoadSource, resolve};
 use tokenizers::{Tokenizer, TruncationParams};
 
 fn strings(value: &serde_json::Value, out: &mut Vec<String>) {
@@ -83,9 +83,9 @@ fn the_mapped_e5_tokenizer_gives_the_crates_ids_on_every_text() {
     let ours = BertEmbedder::load(&model).unwrap();
     // The first load of a fresh checkout builds the table; any later load maps it.
     let source = ours.load_timings().tokenizer_source;
-    assert!(matches!(source, TokenizerSource::Mapped | TokenizerSource::Built), "{source:?}");
+    assert!(matches!(source, LoadSource::Mapped | LoadSource::Built), "{source:?}");
     let again = BertEmbedder::load(&model).unwrap();
-    assert_eq!(again.load_timings().tokenizer_source, TokenizerSource::Mapped);
+    assert_eq!(again.load_timings().tokenizer_source, LoadSource::Mapped);
 
     let mut reference = Tokenizer::from_file(model.path(&model.spec.tokenizer)).unwrap();
     reference.with_padding(None);

@@ -27,6 +27,7 @@
 use super::attention::{AttnScratch, attend};
 use super::kernel::{PackedLinear, Precision, SendPtr};
 use super::math::{gelu_in_place, layer_norm_row};
+use super::store::NormPair;
 use super::team::{Team, share};
 use std::cell::RefCell;
 
@@ -163,10 +164,10 @@ fn linear(team: &Team, lin: &PackedLinear, x: &[f32], m: usize, out: &mut Vec<f3
 pub(crate) struct FastLayer {
     pub qkv: PackedLinear,
     pub attn_out: PackedLinear,
-    pub attn_norm: (Vec<f32>, Vec<f32>),
+    pub attn_norm: NormPair,
     pub ffn_in: PackedLinear,
     pub ffn_out: PackedLinear,
-    pub ffn_norm: (Vec<f32>, Vec<f32>),
+    pub ffn_norm: NormPair,
 }
 
 /// The transformer layers of a BERT encoder on plain buffers.
@@ -196,7 +197,7 @@ fn add_layer_norm(
     team: &Team,
     x: &mut [f32],
     residual: &[f32],
-    norm: &(Vec<f32>, Vec<f32>),
+    norm: &NormPair,
     h: usize,
     eps: f32,
 ) {
@@ -216,13 +217,7 @@ fn add_layer_norm(
 }
 
 #[inline(always)]
-fn add_layer_norm_rows(
-    x: &mut [f32],
-    residual: &[f32],
-    (w, b): &(Vec<f32>, Vec<f32>),
-    h: usize,
-    eps: f32,
-) {
+fn add_layer_norm_rows(x: &mut [f32], residual: &[f32], (w, b): &NormPair, h: usize, eps: f32) {
     for (row, res) in x.chunks_exact_mut(h).zip(residual.chunks_exact(h)) {
         for (v, r) in row.iter_mut().zip(res) {
             *v += r;

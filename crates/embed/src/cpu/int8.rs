@@ -36,6 +36,13 @@ pub(crate) struct I8Run {
     values: [[[i8; QUAD]; PANEL]; QUANT_RUN / QUAD],
 }
 
+// SAFETY: `repr(C)` arrays of plain numbers, 1,280 bytes, a whole multiple of the 64-byte
+// alignment (checked below): no padding, and every bit pattern is a value.
+unsafe impl bytemuck::Zeroable for I8Run {}
+// SAFETY: as above.
+unsafe impl bytemuck::Pod for I8Run {}
+const _: () = assert!(size_of::<I8Run>() == 8 * PANEL + PANEL * QUANT_RUN);
+
 /// Packs `w[n, k]` (row-major, each output's weights contiguous) into runs `[panel][k / 32]`;
 /// `k` must be whole runs.
 pub(crate) fn pack(w: &[f32], n: usize, k: usize) -> Vec<I8Run> {

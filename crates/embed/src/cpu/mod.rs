@@ -11,14 +11,19 @@
 //! - [`forward`]: the encoder's layers on plain `f32` buffers; [`attention`] and [`math`]
 //!   (LayerNorm, softmax's `e^x`, GELU) are its parts.
 //! - [`team`]: the thread team one forward's parallel steps run on.
+//! - [`image`]: the packed encoder written once as a ready-to-map file, mapped by later loads.
+//! - [`store`]: arrays owned by the process or mapped from a file (weights read back from an
+//!   image are the latter).
 //!
 //! Dependencies point one way: forward -> attention, math, kernel, team; kernel -> int8, team,
 //! layout; int8 -> layout.
 
 pub(crate) mod attention;
 pub(crate) mod forward;
+pub(crate) mod image;
 pub(crate) mod int8;
 pub(crate) mod kernel;
 pub(crate) mod layout;
 pub(crate) mod math;
+pub(crate) mod store;
 pub(crate) mod team;

@@ -30,16 +30,20 @@ type MappedTokenizer = TokenizerImpl<
     DecoderWrapper,
 >;
 
-/// Where the tokenizer came from, for the cold-start report.
+/// Where a part of a loaded model (its tokenizer, its packed weights) came from, for the
+/// cold-start report.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum TokenizerSource {
-    /// A Unigram table mapped from beside `tokenizer.json` (no parse).
+pub enum LoadSource {
+    /// Mapped from a ready-to-map file an earlier load wrote beside the model's files (a Unigram
+    /// table beside `tokenizer.json`, a packed image beside the weights): nothing parsed or
+    /// packed.
     Mapped,
-    /// `tokenizer.json` read into a Unigram table this load (first use, or the table was stale
-    /// or damaged), and the table written for the next process.
+    /// Read from the model's files this load (first use, or the ready-to-map file was stale,
+    /// foreign or damaged), and the ready-to-map file written for the next process.
     Built,
-    /// `tokenizer.json` parsed by the `tokenizers` crate (not a Unigram tokenizer).
+    /// Read from the model's files; nothing ready-to-map applies (a tokenizer that is not
+    /// Unigram, the candle engine).
     #[default]
     Parsed,
 }
@@ -53,7 +57,7 @@ pub(crate) enum TextTokenizer {
 /// A loaded tokenizer and how it was loaded.
 pub(crate) struct Loaded {
     pub tokenizer: TextTokenizer,
-    pub source: TokenizerSource,
+    pub source: LoadSource,
     /// Why a table beside the file was not used, or could not be written.
     pub note: Option<String>,
 }
@@ -123,7 +127,7 @@ pub(crate) fn load(path: &Path, sha256: &str) -> Result<Loaded> {
     let table_at = table_path(path);
     let stale = match open_mapped(&table_at, &key) {
         Ok(tokenizer) => {
-            return Ok(Loaded { tokenizer, source: TokenizerSource::Mapped, note: None });
+            return Ok(Loaded { tokenizer, source: LoadSource::Mapped, note: None });
         }
         Err(why) => why.map(|w| format!("{}: {w}; rebuilt", table_at.display())),
     };
@@ -132,7 +136,7 @@ pub(crate) fn load(path: &Path, sha256: &str) -> Result<Loaded> {
         let t = Tokenizer::from_bytes(&bytes).map_err(|e| fail(e.to_string()))?;
         return Ok(Loaded {
             tokenizer: TextTokenizer::Parsed(Box::new(t)),
-            source: TokenizerSource::Parsed,
+            source: LoadSource::Parsed,
             note: None,
         });
     };
@@ -150,7 +154,7 @@ pub(crate) fn load(path: &Path, sha256: &str) -> Result<Loaded> {
         (Some(a), Some(b)) => Some(format!("{a}; {b}")),
         (a, b) => a.or(b),
     };
-    Ok(Loaded { tokenizer, source: TokenizerSource::Built, note })
+    Ok(Loaded { tokenizer, source: LoadSource::Built, note })
 }
 
 /// The table beside the tokenizer: `Err(None)` when there is none, `Err(Some(why))` when it

@@ -94,9 +94,9 @@ fn reference(path: &Path, special: bool) -> Vec<Vec<u32>> {
 fn the_mapped_tokenizer_gives_the_ids_the_tokenizers_crate_gives() {
     let (_dir, path) = setup();
     let built = load(&path, SHA).unwrap();
-    assert_eq!(built.source, TokenizerSource::Built);
+    assert_eq!(built.source, LoadSource::Built);
     let mapped = load(&path, SHA).unwrap();
-    assert_eq!(mapped.source, TokenizerSource::Mapped);
+    assert_eq!(mapped.source, LoadSource::Mapped);
     for special in [true, false] {
         let want = reference(&path, special);
         assert_eq!(ids(&built.tokenizer, special), want, "built, special tokens {special}");
@@ -122,14 +122,14 @@ fn truncation_keeps_the_special_tokens_as_the_crate_does() {
 }
 
 /// Loads after `spoil` changed something, and says what the load reported.
-fn reload_after(spoil: impl FnOnce(&Path, &Path)) -> (TokenizerSource, String, bool) {
+fn reload_after(spoil: impl FnOnce(&Path, &Path)) -> (LoadSource, String, bool) {
     let (_dir, path) = setup();
     load(&path, SHA).unwrap();
     spoil(&path, &table_path(&path));
     let again = load(&path, SHA).unwrap();
     let right = ids(&again.tokenizer, true) == reference(&path, true);
     let next = load(&path, SHA).unwrap().source;
-    assert_eq!(next, TokenizerSource::Mapped, "the rebuilt table serves the next load");
+    assert_eq!(next, LoadSource::Mapped, "the rebuilt table serves the next load");
     (again.source, again.note.unwrap_or_default(), right)
 }
 
@@ -172,7 +172,7 @@ fn a_damaged_truncated_old_or_stale_table_is_rebuilt_never_used() {
         ("not a table", Box::new(not_a_table), "magic"),
     ] {
         let (source, note, right) = reload_after(spoil);
-        assert_eq!(source, TokenizerSource::Built, "{case}");
+        assert_eq!(source, LoadSource::Built, "{case}");
         assert!(note.contains(says) && note.contains("rebuilt"), "{case}: {note}");
         assert!(right, "{case}: ids after the rebuild");
     }
@@ -183,7 +183,7 @@ fn a_table_that_cannot_be_written_costs_speed_not_correctness() {
     let (_dir, path) = setup();
     std::fs::create_dir(table_path(&path)).unwrap(); // a folder where the file should go
     let loaded = load(&path, SHA).unwrap();
-    assert_eq!(loaded.source, TokenizerSource::Built);
+    assert_eq!(loaded.source, LoadSource::Built);
     assert!(loaded.note.unwrap().contains("could not be written"));
     assert_eq!(ids(&loaded.tokenizer, true), reference(&path, true));
 }
@@ -202,7 +202,7 @@ fn a_tokenizer_that_is_not_unigram_is_parsed_as_before() {
     });
     std::fs::write(&path, wordpiece.to_string()).unwrap();
     let loaded = load(&path, SHA).unwrap();
-    assert_eq!(loaded.source, TokenizerSource::Parsed);
+    assert_eq!(loaded.source, LoadSource::Parsed);
     assert_eq!(loaded.tokenizer.ids("runs", false).unwrap(), vec![1, 2]);
     assert!(!table_path(&path).exists());
 }

@@ -29,7 +29,7 @@
 /// A weight matrix packed for the kernels.
 pub struct PackedLinear {
     packed: Packed,
-    bias: Vec<f32>,
+    bias: Store<f32>,
     k: usize,
     n: usize,
 }
@@ -37,19 +37,19 @@ pub struct PackedLinear {
 /// Panels `[panel][k][PANEL]`, in f32 or as f16 bit patterns; or panels of runs `[panel][k /
 /// 32]`: [`Q4Run`]s for weights shipped as Q4_0, [`Q8Run`]s for `SWITCHYARD_WEIGHTS=q8`, and
 /// integer runs for `SWITCHYARD_WEIGHTS=i8` ([`crate::cpu::int8`]).
-enum Packed {
-    F32(Vec<f32>),
-    F16(Vec<u16>),
-    Q4(Vec<Q4Run>),
-    Q8(Vec<Q8Run>),
-    I8(Vec<crate::cpu::int8::I8Run>),
+pub(crate) enum Packed {
+    F32(Store<f32>),
+    F16(Store<u16>),
+    Q4(Store<Q4Run>),
+    Q8(Store<Q8Run>),
+    I8(Store<crate::cpu::int8::I8Run>),
 }
 
 /// 32 inputs x one panel of 8-bit weights: the 32 outputs' scales, then per input the 32
 /// outputs' values; a weight is `value * scale`.
 #[derive(Clone, Copy)]
 #[repr(C, align(64))]
-struct Q8Run {
+pub(crate) struct Q8Run {
     scales: [f32; PANEL],
     values: [[i8; PANEL]; QUANT_RUN],
 }
@@ -60,9 +60,33 @@ struct Q8Run {
 /// 5 bits per weight against f16's 16.
 #[derive(Clone, Copy)]
 #[repr(C, align(64))]
-struct Q4Run {
+pub(crate) struct Q4Run {
     scales: [f32; PANEL],
     nibbles: [[u8; PANEL / 2]; QUANT_RUN],
+}
+
+// SAFETY: both are `repr(C)` arrays of plain numbers whose sizes are whole multiples of their
+// 64-byte alignment (checked below), so they have no padding and every bit pattern is a value.
+unsafe impl bytemuck::Zeroable for Q8Run {}
+// SAFETY: as above.
+unsafe impl bytemuck::Pod for Q8Run {}
+// SAFETY: as above.
+unsafe impl bytemuck::Zeroable for Q4Run {}
+// SAFETY: as above.
+unsafe impl bytemuck::Pod for Q4Run {}
+const _: () = assert!(size_of::<Q8Run>() == 4 * PANEL + PANEL * QUANT_RUN);
+const _: () = assert!(size_of::<Q4Run>() == 4 * PANEL + PANEL / 2 * QUANT_RUN);
+
+impl PackedLinear {
+    /// Its parts, for writing an image: the packed weights, the bias, `k` and `n`.
+    pub(crate) fn parts(&self) -> (&Packed, &[f32], usize, usize) {
+        (&self.packed, &self.bias, self.k, self.n)
+    }
+
+    /// From parts read back from an image (shapes checked by the caller).
+    pub(crate) fn from_parts(packed: Packed, bias: Store<f32>, k: usize, n: usize) -> Self {
+        Self { packed, bias, k, n }
+    }
 }
 
 mod driver;
@@ -77,6 +101,7 @@ mod x86;
 
 use crate::cpu::layout::KC;
 pub use crate::cpu::layout::{PANEL, Q4_BLOCK_BYTES, QUANT_RUN};
+use crate::cpu::store::Store;
 pub(crate) use panel::SendPtr;
 use panel::{panel_scalar, with_panel};
 pub(crate) use settings::has_avx2_fma;

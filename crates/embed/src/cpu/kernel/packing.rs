@@ -17,7 +17,7 @@ impl PackedLinear {
                 }
             }
         }
-        Self { packed: Packed::F32(packed), bias, k, n }
+        Self { packed: Packed::F32(packed.into()), bias: bias.into(), k, n }
     }
 
     /// Packs a weight given in Hugging Face layout, `w[n, k]` row-major (each output's
@@ -32,7 +32,7 @@ impl PackedLinear {
                 packed[base + kk * PANEL] = v;
             }
         }
-        Self { packed: Packed::F32(packed), bias, k, n }
+        Self { packed: Packed::F32(packed.into()), bias: bias.into(), k, n }
     }
 
     /// As [`PackedLinear::from_rows`], storing the weights in `precision`. A matrix with a
@@ -49,8 +49,8 @@ impl PackedLinear {
                 Precision::Q8 => return Self::q8_from_rows(w, bias, n, k),
                 Precision::I8 => {
                     return Self {
-                        packed: Packed::I8(crate::cpu::int8::pack(w, n, k)),
-                        bias,
+                        packed: Packed::I8(crate::cpu::int8::pack(w, n, k).into()),
+                        bias: bias.into(),
                         k,
                         n,
                     };
@@ -63,7 +63,7 @@ impl PackedLinear {
             && w.iter().all(|v| v.abs() <= F16_MAX)
             && let Packed::F32(p) = &lin.packed
         {
-            lin.packed = Packed::F16(f32_to_f16(p));
+            lin.packed = Packed::F16(f32_to_f16(p).into());
         }
         lin
     }
@@ -98,7 +98,7 @@ impl PackedLinear {
                 }
             }
         }
-        Some(Self { packed: Packed::Q4(packed), bias, k, n })
+        Some(Self { packed: Packed::Q4(packed.into()), bias: bias.into(), k, n })
     }
 
     /// 8-bit weights, one scale per output per 32 inputs (the largest magnitude maps to 127).
@@ -121,6 +121,6 @@ impl PackedLinear {
                 }
             }
         }
-        Self { packed: Packed::Q8(packed), bias, k, n }
+        Self { packed: Packed::Q8(packed.into()), bias: bias.into(), k, n }
     }
 }
