@@ -74,7 +74,7 @@ pub fn embed(a: EmbedArgs) -> Result<()> {
     let load = serde_json::json!({
         "resolve_ms": (load_ms - lt.total_ms).max(0.0), "weights_ms": lt.weights_ms,
         "pack_ms": lt.pack_ms, "tokenizer_ms": lt.tokenizer_ms, "total_ms": lt.total_ms,
-        "tokenizer": lt.tokenizer_source,
+        "tokenizer": lt.tokenizer_source, "weights_source": lt.weights_source,
     });
     let t = std::time::Instant::now();
     let v = model.embed(&a.text)?;
@@ -108,12 +108,13 @@ pub fn embed(a: EmbedArgs) -> Result<()> {
     } else {
         let head: Vec<String> = v.iter().take(8).map(|x| format!("{x:.4}")).collect();
         println!(
-            "model        {}\nfingerprint  {}\ndim          {}\nweights      {}\nload_ms      {load_ms:.1} (weights {:.1}, packing {:.1}; tokenizer {:.1} alongside, {})\ntokens       {tokens}\nthreads      {threads}\nfirst_ms     {first_ms:.2}\np50_ms       {p50:.2} ({} runs)\np95_ms       {p95:.2}\nembedding    [{}, ...]",
+            "model        {}\nfingerprint  {}\ndim          {}\nweights      {}\nload_ms      {load_ms:.1} (weights {:.1} {}, packing {:.1}; tokenizer {:.1} {} alongside)\ntokens       {tokens}\nthreads      {threads}\nfirst_ms     {first_ms:.2}\np50_ms       {p50:.2} ({} runs)\np95_ms       {p95:.2}\nembedding    [{}, ...]",
             info.name,
             info.fingerprint,
             info.dim,
             model.weight_storage(),
             lt.weights_ms,
+            serde_json::to_value(lt.weights_source)?.as_str().unwrap_or_default(),
             lt.pack_ms,
             lt.tokenizer_ms,
             serde_json::to_value(lt.tokenizer_source)?.as_str().unwrap_or_default(),
@@ -313,6 +314,21 @@ pub struct ModelsArgs {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+    /// Also write each model's ready-to-map files beside it (the tokenizer's table and the
+    /// packed image for this machine's weight storage and kernel), so the first real call
+    /// starts as fast as the later ones. Any load writes them when they are missing or stale.
+    #[arg(long)]
+    pub prepare: bool,
+}
+
+/// Loads `m` once so its ready-to-map files exist, and says what they are.
+fn prepare(m: &switchyard::embed::ResolvedModel) -> Result<serde_json::Value> {
+    let e = switchyard::embed::BertEmbedder::load_with(m, &embed_options()?)?;
+    let lt = e.load_timings();
+    Ok(serde_json::json!({
+        "files": e.prepared_files(), "weights": lt.weights_source, "tokenizer": lt.tokenizer_source,
+        "load_ms": lt.total_ms,
+    }))
 }
 
 pub fn models(a: ModelsArgs) -> Result<()> {
@@ -327,7 +343,10 @@ pub fn models(a: ModelsArgs) -> Result<()> {
         let r =
             switchyard::embed::resolve_in(n, &model_dirs()).and_then(|m| m.verify().map(|()| m));
         match r {
-            Ok(m) => rows.push(serde_json::json!({"name": n, "ok": true, "dir": m.dir, "fingerprint": m.fingerprint().to_hex(), "dim": m.spec.dim, "license": m.spec.license})),
+            Ok(m) => {
+                let prepared = if a.prepare { Some(prepare(&m)?) } else { None };
+                rows.push(serde_json::json!({"name": n, "ok": true, "dir": m.dir, "fingerprint": m.fingerprint().to_hex(), "dim": m.spec.dim, "license": m.spec.license, "prepared": prepared}));
+            }
             Err(e) => {
                 failed = true;
                 rows.push(serde_json::json!({"name": n, "ok": false, "error": e.to_string()}));
@@ -351,6 +370,19 @@ pub fn models(a: ModelsArgs) -> Result<()> {
                     r["error"].as_str().unwrap_or("").to_string()
                 }
             );
+            let p = &r["prepared"];
+            for file in p["files"].as_array().into_iter().flatten() {
+                println!("{:<10} prepared {}", "", file.as_str().unwrap_or(""));
+            }
+            if !p.is_null() {
+                println!(
+                    "{:<10} (weights {}, tokenizer {}, load {:.0} ms)",
+                    "",
+                    p["weights"].as_str().unwrap_or(""),
+                    p["tokenizer"].as_str().unwrap_or(""),
+                    p["load_ms"].as_f64().unwrap_or(0.0)
+                );
+            }
         }
     }
     if failed {

@@ -649,13 +649,15 @@ pub fn bench(a: BenchArgs) -> Result<()> {
         );
         if let Some(b) = &c.breakdown {
             println!(
-                "  by step      {:.0} ms: resolve {:.1}, load {:.1} (weights {:.1}, packing {:.1}; tokenizer {:.1} alongside), first forward {:.1}, exec and exit {:.1} (medians of `embed`)",
+                "  by step      {:.0} ms: resolve {:.1}, load {:.1} (weights {:.1} {}, packing {:.1}; tokenizer {:.1} {} alongside), first forward {:.1}, exec and exit {:.1} (medians of `embed`)",
                 b.wall_ms,
                 b.resolve_ms,
                 b.load_ms,
                 b.weights_ms,
+                b.weights_source,
                 b.pack_ms,
                 b.tokenizer_ms,
+                b.tokenizer_source,
                 b.first_forward_ms,
                 b.process_ms
             );

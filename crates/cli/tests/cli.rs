@@ -424,3 +424,20 @@ fn a_malformed_stream_message_is_refused_naming_the_stage() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("--policy: policy \"all\" is not known"), "{}", stderr(&o));
 }
+
+#[test]
+fn models_prepare_writes_the_ready_to_map_files_and_the_next_load_maps_them() {
+    let Some(_) = minilm_dir() else { return };
+    let o = run(&["models", "minilm", "--prepare", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let files = v[0]["prepared"]["files"].as_array().unwrap();
+    assert!(
+        files.iter().any(|f| f.as_str().is_some_and(|f| f.ends_with(".switchyard-image"))),
+        "{v}"
+    );
+    let o = run(&["embed", "--model", "minilm", "--json", "run the tests"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["load"]["weights_source"], "mapped", "{v}");
+    assert_eq!(v["load"]["pack_ms"], 0.0, "{v}");
+}

@@ -202,6 +202,7 @@ impl BertEmbedder {
             fingerprint: model.fingerprint().to_hex(),
             storage: crate::cpu::kernel::weight_storage(precision).to_string(),
             kernel: crate::cpu::kernel::kernel_name().to_string(),
+            weights_file: crate::prepared::file_stamp(&model.path(&model.spec.weights)),
         };
         let image_at = image_path(model, &key);
         let mut note = None;
@@ -245,7 +246,7 @@ impl BertEmbedder {
                 Ok(fast) => {
                     let bytes = crate::cpu::image::encode(&fast.body, &key);
                     source = LoadSource::Built;
-                    if let Err(e) = crate::cpu::image::write(&image_at, &bytes) {
+                    if let Err(e) = crate::prepared::write_atomically(&image_at, &bytes) {
                         let failed = format!(
                             "{}: could not be written ({e}); every load will pack the weights",
                             image_at.display()

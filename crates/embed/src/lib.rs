@@ -74,6 +74,8 @@ mod fingerprint;
 mod hash_embedder;
 mod model;
 mod options;
+#[cfg(feature = "candle")]
+mod prepared;
 mod static_table;
 #[cfg(feature = "candle")]
 mod tokenize;

@@ -156,6 +156,10 @@ pub struct ColdBreakdown {
     pub first_forward_ms: f64,
     /// The rest: exec, dynamic loading, argument parsing, output and exit.
     pub process_ms: f64,
+    /// Where the last run's weights came from (`mapped`: the packed image beside them).
+    pub weights_source: String,
+    /// Where the last run's tokenizer came from (`mapped`: its Unigram table).
+    pub tokenizer_source: String,
 }
 
 /// Where the numbers were taken.
@@ -397,6 +401,7 @@ pub fn cold_start(exe: &Path, index: &Path, model: &str, runs: usize) -> Result<
 /// step it reports.
 pub fn cold_breakdown(exe: &Path, model: &str, runs: usize) -> Result<ColdBreakdown> {
     let mut steps: [Vec<f64>; 8] = Default::default();
+    let mut sources = (String::new(), String::new());
     for _ in 0..runs.max(1) {
         let t = Instant::now();
         let out = Command::new(exe)
@@ -429,6 +434,8 @@ pub fn cold_breakdown(exe: &Path, model: &str, runs: usize) -> Result<ColdBreakd
             return Err(bad("its JSON has no load timings".into()));
         };
         let process = wall - resolve - load - first;
+        let text = |k: &str| v["load"][k].as_str().unwrap_or("unknown").to_string();
+        sources = (text("weights_source"), text("tokenizer"));
         for (s, x) in
             steps.iter_mut().zip([wall, resolve, weights, pack, tokenizer, first, process, load])
         {
@@ -445,6 +452,8 @@ pub fn cold_breakdown(exe: &Path, model: &str, runs: usize) -> Result<ColdBreakd
         first_forward_ms: m(5),
         process_ms: m(6),
         load_ms: m(7),
+        weights_source: sources.0,
+        tokenizer_source: sources.1,
     })
 }
 

@@ -9,7 +9,8 @@
 //! rows are read from the model file itself ([`crate::words`]).
 //!
 //! Layout: a 256-byte header (magic `SYIMAGE1`, version, crc32 of every byte after the header,
-//! the file's length, the directory's length, fingerprint, storage, kernel), the directory (JSON:
+//! the file's length, the directory's length, fingerprint, storage, kernel, the weight file's
+//! length, modification time and inode), the directory (JSON:
 //! shapes and where each array is), then the arrays, each on a 64-byte boundary.
 
 use super::forward::{FastLayer, FastLayers};
@@ -34,6 +35,9 @@ pub(crate) struct ImageKey {
     pub storage: String,
     /// The instruction set the kernels run (`avx512`, `avx2`, `scalar`).
     pub kernel: String,
+    /// The weight file's length, modification time (ns) and inode (0 where there is none): an
+    /// image outlives no change to the file it was packed from.
+    pub weights_file: [u64; 3],
 }
 
 /// Everything of the fast encoder but its word table.
@@ -161,26 +165,12 @@ pub(crate) fn encode(body: &FastBody, key: &ImageKey) -> Vec<u8> {
     out[32..96].copy_from_slice(&fixed::<64>(&key.fingerprint));
     out[96..112].copy_from_slice(&fixed::<16>(&key.storage));
     out[112..128].copy_from_slice(&fixed::<16>(&key.kernel));
+    for (i, v) in key.weights_file.iter().enumerate() {
+        out[128 + i * 8..136 + i * 8].copy_from_slice(&v.to_le_bytes());
+    }
     let crc = crc32fast::hash(&out[HEADER..]);
     out[12..16].copy_from_slice(&crc.to_le_bytes());
     out
-}
-
-/// Writes an image atomically (a temporary file renamed over the old one, so a process that
-/// maps the old one keeps its pages).
-pub(crate) fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let tmp = path.with_extension(format!("swyd.tmp{}", std::process::id()));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
 }
 
 fn u32_at(b: &[u8], at: usize) -> u32 {
@@ -232,6 +222,9 @@ pub(crate) fn from_map(map: Arc<memmap2::Mmap>, key: &ImageKey) -> Result<FastBo
             key.storage,
             key.kernel
         ));
+    }
+    if (0..3).any(|i| u64_at(b, 128 + i * 8) != key.weights_file[i]) {
+        return Err("stale: packed from another version of the weight file".into());
     }
     if crc32fast::hash(&b[HEADER..]) != u32_at(b, 12) {
         return Err("damaged: checksum does not match".into());

@@ -113,17 +113,9 @@ pub(crate) fn table_path(tokenizer: &Path) -> PathBuf {
 /// Loads the tokenizer at `path`, whose sha256 the model folder declares as `sha256`.
 pub(crate) fn load(path: &Path, sha256: &str) -> Result<Loaded> {
     let fail = |message: String| EmbedError::Tokenizer { path: path.to_path_buf(), message };
-    let meta = std::fs::metadata(path).map_err(|e| fail(e.to_string()))?;
-    let mtime_ns = meta
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_nanos() as u64);
-    #[cfg(unix)]
-    let inode = std::os::unix::fs::MetadataExt::ino(&meta);
-    #[cfg(not(unix))]
-    let inode = 0;
-    let key = SourceKey { len: meta.len(), mtime_ns, sha256: sha256.to_string(), inode };
+    std::fs::metadata(path).map_err(|e| fail(e.to_string()))?;
+    let [len, mtime_ns, inode] = crate::prepared::file_stamp(path);
+    let key = SourceKey { len, mtime_ns, sha256: sha256.to_string(), inode };
     let table_at = table_path(path);
     let stale = match open_mapped(&table_at, &key) {
         Ok(tokenizer) => {
@@ -142,7 +134,7 @@ pub(crate) fn load(path: &Path, sha256: &str) -> Result<Loaded> {
     };
     let table_bytes =
         table::build(&parts.vocab, parts.unk_id, parts.byte_fallback, &parts.config, &key);
-    let written = write_atomically(&table_at, &table_bytes).err().map(|e| {
+    let written = crate::prepared::write_atomically(&table_at, &table_bytes).err().map(|e| {
         format!(
             "{}: could not be written ({e}); every load will parse the JSON",
             table_at.display()
@@ -185,21 +177,6 @@ fn mapped(table: PieceTable) -> tokenizers::Result<TextTokenizer> {
         .build()?;
     t.add_tokens(stored.added_tokens.into_iter().map(|a| a.token))?;
     Ok(TextTokenizer::Mapped(Box::new(t)))
-}
-
-fn write_atomically(at: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let tmp = at.with_extension(format!("swyd.tmp{}", std::process::id()));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, at)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
 }
 
 /// What the table keeps of a tokenizer file besides its pieces.
