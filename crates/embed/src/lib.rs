@@ -16,6 +16,10 @@
 //! folder and the executable. The library reads no variable of its own (the Hugging Face cache
 //! follows `HF_HOME`, through `hf-hub`).
 //!
+//! **Ready-to-map files.** The first load of a model writes its tokenizer's Unigram table and the
+//! packed encoder for this storage and kernel beside the model's files; later loads map them
+//! (see the crate README; [`BertEmbedder::prepared_files`], [`LoadSource`]).
+//!
 //! **Features.** `candle` (default): the encoders. `hf-hub`: models from the local Hugging Face
 //! cache. `mkl` / `accelerate`: a BLAS under candle's own operations, which only the portable
 //! engine ([`EngineChoice::Candle`]) uses; the default engine multiplies with this crate's kernels
