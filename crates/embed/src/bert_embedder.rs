@@ -97,7 +97,6 @@ impl BertEmbedder {
         &self.options
     }
 
-    /// Where loading it spent its time.
     /// The ready-to-map files this model's loads share (beside its files): the tokenizer's
     /// Unigram table and the packed image of this storage and kernel, where they apply. An
     /// operator may delete them at any time; the next load writes them again.
