@@ -1,5 +1,6 @@
 //! What the ready-to-map files beside a model share: how they are written (atomically) and
-//! what a source file is checked by (length, modification time, inode).
+//! what a source file is checked by (length, modification time, inode), and how their headers
+//! are read.
 
 use std::io::Write;
 use std::path::Path;
@@ -38,4 +39,14 @@ pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()>
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+/// The little-endian `u32` at byte `at` of a header (the caller has checked the length).
+pub(crate) fn u32_at(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().unwrap_or([0; 4]))
+}
+
+/// The little-endian `u64` at byte `at` of a header (the caller has checked the length).
+pub(crate) fn u64_at(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().unwrap_or([0; 8]))
 }

@@ -16,6 +16,7 @@
 use super::forward::{FastLayer, FastLayers};
 use super::kernel::{PANEL, Packed, PackedLinear, QUANT_RUN};
 use super::store::{NormPair, Store};
+use crate::prepared::{u32_at, u64_at};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::sync::Arc;
@@ -171,13 +172,6 @@ pub(crate) fn encode(body: &FastBody, key: &ImageKey) -> Vec<u8> {
     let crc = crc32fast::hash(&out[HEADER..]);
     out[12..16].copy_from_slice(&crc.to_le_bytes());
     out
-}
-
-fn u32_at(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes(b[at..at + 4].try_into().unwrap_or([0; 4]))
-}
-fn u64_at(b: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(b[at..at + 8].try_into().unwrap_or([0; 8]))
 }
 
 /// Maps the image at `path`. `Err(None)`: there is none; `Err(Some(why))`: it cannot be used.

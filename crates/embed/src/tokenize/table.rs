@@ -19,6 +19,7 @@
 //! | 136..144 | the source file's inode (0 where there is none) |
 //! | 144.. | config JSON, scores (`f64`), piece offsets (`u32`), slots (`u32`, id + 1), piece bytes |
 
+use crate::prepared::{u32_at, u64_at};
 use std::ops::Range;
 
 const MAGIC: &[u8; 8] = b"SYUNIGRM";
@@ -100,13 +101,6 @@ fn fnv(bytes: &[u8]) -> u64 {
 
 fn pad8(n: usize) -> usize {
     n.div_ceil(8) * 8
-}
-
-fn u32_at(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes(b[at..at + 4].try_into().unwrap_or([0; 4]))
-}
-fn u64_at(b: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(b[at..at + 8].try_into().unwrap_or([0; 8]))
 }
 
 /// Where each array starts, from the counts in the header.
