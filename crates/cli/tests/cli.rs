@@ -441,3 +441,12 @@ fn models_prepare_writes_the_ready_to_map_files_and_the_next_load_maps_them() {
     assert_eq!(v["load"]["weights_source"], "mapped", "{v}");
     assert_eq!(v["load"]["pack_ms"], 0.0, "{v}");
 }
+
+#[test]
+fn models_prepare_of_a_model_that_is_not_provisioned_names_it_and_fails() {
+    let o = run(&["models", "no-such-model", "--prepare"]);
+    assert!(!o.status.success());
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("no-such-model"), "{out}");
+    assert!(stderr(&o).contains("missing or damaged"), "{}", stderr(&o));
+}
