@@ -1,7 +1,9 @@
 //! What's measured: injection screening of stored memory entries at assembly time (dot
 //! products with stored vectors, nothing embedded) for a short entry (one piece) and a
-//! 2,000-word entry (up to 64 windows), and `memory add` of that long entry (cutting it into
-//! windows and embedding every one), for each provisioned model.
+//! 2,000-word entry (up to 64 windows), reading the verdict recorded for an entry screened
+//! before with the same index (what an assembly pays then), and `memory add` of that long
+//! entry (cutting it into windows, embedding every one, screening it and recording the
+//! verdict), for each provisioned model.
 //!
 //! Run with: `cargo bench --bench screen`
 
@@ -46,13 +48,23 @@ fn bench(c: &mut Criterion) {
         let db = dir.path().join(format!("{name}.db"));
         let mut store = MemoryStore::open(&db).expect("store");
         store.set_prepare(prepare);
+        // What an assembly pays for an entry screened before with this index (by `memory
+        // add` or an earlier assembly, in any process): reading the recorded verdict.
+        let id = store.add(model.as_ref(), "memory", &long, "bench").expect("add");
+        switchyard::screen_and_record(&mut store, &router, &[id]).expect("screen");
+        let key = router.screen_key();
+        group.bench_function(format!("{name}/stored_entry=2000_words/recorded_verdict"), |b| {
+            b.iter(|| store.verdicts(black_box(&key), &[id]).expect("verdict"))
+        });
         // A new text each time: adding a text already stored returns its id without embedding.
         let mut n = 0u64;
         group.bench_function(format!("{name}/memory_add=2000_words"), |b| {
             b.iter(|| {
                 n += 1;
                 let text = format!("{long} Note {n}.");
-                store.add(model.as_ref(), "memory", black_box(&text), "bench").expect("add")
+                let id =
+                    store.add(model.as_ref(), "memory", black_box(&text), "bench").expect("add");
+                switchyard::screen_and_record(&mut store, &router, &[id]).expect("screen")
             })
         });
     }

@@ -280,3 +280,36 @@ fn stores_from_before_named_stores_open_with_every_entry_in_memory() {
     assert_eq!((e.store.as_str(), e.text.as_str()), ("memory", "an old note"));
     assert_eq!(store.read("memory", 4096).unwrap().text, "[2023-11-14T22:13:20Z] #1 an old note\n");
 }
+
+#[test]
+fn screening_verdicts_are_kept_per_key_and_forgotten_when_the_entry_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = HashEmbedder::new(64);
+    let db = dir.path().join("m.db");
+    let mut store = MemoryStore::open(&db).unwrap();
+    let a = store.add(&model, "memory", "the staging cluster is blue", "test").unwrap();
+    let b = store.add(&model, "memory", "deploys happen on Tuesdays", "test").unwrap();
+    assert!(store.verdicts("k1", &[a, b]).unwrap().is_empty(), "nothing screened yet");
+    store.record_verdicts("k1", &[(a, false), (b, true)]).unwrap();
+    let got = store.verdicts("k1", &[a, b]).unwrap();
+    assert_eq!((got[&a], got[&b]), (false, true));
+    // Another connection (another process) reads them; another key reads nothing.
+    let other = MemoryStore::open(&db).unwrap();
+    assert!(other.verdicts("k1", &[b]).unwrap()[&b]);
+    assert!(other.verdicts("k2", &[a, b]).unwrap().is_empty());
+    // A verdict under a newer key replaces the entry's older one (the table does not grow).
+    store.record_verdicts("k2", &[(a, true)]).unwrap();
+    assert!(store.verdicts("k1", &[a]).unwrap().is_empty());
+    assert!(store.verdicts("k2", &[a]).unwrap()[&a]);
+    // Replacing the text, removing the entry or re-embedding the store forgets verdicts.
+    store.replace(&model, a, "the staging cluster is green").unwrap();
+    assert!(store.verdicts("k2", &[a]).unwrap().is_empty());
+    store.remove(b).unwrap();
+    assert!(store.verdicts("k1", &[b]).unwrap().is_empty());
+    store.record_verdicts("k1", &[(a, false)]).unwrap();
+    store.reembed(&model).unwrap();
+    assert!(store.verdicts("k1", &[a]).unwrap().is_empty());
+    // A verdict for an entry that does not exist is not kept.
+    store.record_verdicts("k1", &[(999, true)]).unwrap();
+    assert!(store.verdicts("k1", &[999]).unwrap().is_empty());
+}

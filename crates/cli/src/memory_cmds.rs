@@ -195,32 +195,33 @@ fn store_with_model(db: &Path, index: &Path) -> Result<(MemoryStore, Arc<dyn Emb
     Ok((store, model))
 }
 
-/// Screens a stored entry from the pieces stored with it, as an assembly would: whether it
-/// would be dropped, and why.
+/// Screens a stored entry from the pieces stored with it, as an assembly would, and records
+/// the verdict in the store for later assemblies with this index: whether it would be
+/// dropped, and why.
 fn screen_stored(store: &mut MemoryStore, router: &Router, id: i64) -> Result<serde_json::Value> {
-    let entries = store.list()?;
-    let Some(e) = entries.iter().find(|e| e.id == id) else { bail!("entry {id} vanished") };
-    let entry = switchyard::screen_entry(&e.text, &e.embedding, &e.pieces, true);
-    let report = router.screen(&[entry])?;
-    let v = report.kept.iter().chain(&report.dropped).next();
+    let report = switchyard::screen_and_record(store, router, &[id])?;
+    let Some(v) = report.kept.iter().chain(&report.dropped).next() else {
+        bail!("entry {id} vanished")
+    };
     Ok(serde_json::json!({
-        "flagged": v.is_some_and(|v| v.flagged),
+        "flagged": v.flagged,
         "rule": report.rule,
-        "score": v.map(|v| v.score),
-        "threshold": v.map(|v| v.threshold),
+        "score": v.score,
+        "threshold": v.threshold,
     }))
 }
 
-fn say_screened(id: i64, what: &str, screen: &serde_json::Value) {
+/// `head` (what was done), and what screening concluded when it flags the entry.
+fn say_screened(head: &str, screen: &serde_json::Value) {
     if screen["flagged"].as_bool() == Some(true) {
         println!(
-            "{what} entry {id}; screening flags it as an injection ({} score {:.3} >= {:.3}): assemblies will leave it out",
+            "{head}; screening flags it as an injection ({} score {:.3} >= {:.3}): assemblies will leave it out",
             screen["rule"].as_str().unwrap_or(""),
             screen["score"].as_f64().unwrap_or(0.0),
             screen["threshold"].as_f64().unwrap_or(0.0)
         );
     } else {
-        println!("{what} entry {id}");
+        println!("{head}");
     }
 }
 
@@ -254,14 +255,14 @@ fn rule(command: RuleCommand) -> Result<()> {
 pub fn memory(a: MemoryArgs) -> Result<()> {
     match a.command {
         MemoryCommand::Add { text, db, index, kind, source, json } => {
-            let (mut store, model) = store_with_model(&db, &index)?;
+            let (mut store, model, router) = store_with_router(&db, &index)?;
             let id = store.add(model.as_ref(), &kind, read_text(text)?.trim(), &source)?;
+            let screen = screen_stored(&mut store, &router, id)?;
             if json {
-                print_json(&serde_json::json!({"id": id, "kind": kind}))
-            } else {
-                println!("added entry {id} ({kind})");
-                Ok(())
+                return print_json(&serde_json::json!({"id": id, "kind": kind, "screen": screen}));
             }
+            say_screened(&format!("added entry {id} ({kind})"), &screen);
+            Ok(())
         }
         MemoryCommand::Append { store: name, text, db, index, source, json } => {
             let (mut store, model, router) = store_with_router(&db, &index)?;
@@ -270,7 +271,7 @@ pub fn memory(a: MemoryArgs) -> Result<()> {
             if json {
                 return print_json(&serde_json::json!({"id": id, "store": name, "screen": screen}));
             }
-            say_screened(id, &format!("appended to {name}:"), &screen);
+            say_screened(&format!("appended to {name}: entry {id}"), &screen);
             Ok(())
         }
         MemoryCommand::Read { store: name, db, tail_bytes, json } => {
@@ -318,7 +319,7 @@ pub fn memory(a: MemoryArgs) -> Result<()> {
                     &serde_json::json!({"id": id, "replaced": true, "screen": screen}),
                 );
             }
-            say_screened(id, "replaced", &screen);
+            say_screened(&format!("replaced entry {id}"), &screen);
             Ok(())
         }
         MemoryCommand::List { db, json } => {
@@ -355,12 +356,20 @@ pub fn memory(a: MemoryArgs) -> Result<()> {
         }
         MemoryCommand::Rule { command } => rule(command),
         MemoryCommand::Reembed { db, index, json } => {
-            let (mut store, model) = store_with_model(&db, &index)?;
+            let (mut store, model, router) = store_with_router(&db, &index)?;
             let n = store.reembed(model.as_ref())?;
+            // Screened now, so the first assembly after the upgrade reads verdicts.
+            let ids: Vec<i64> = store.list()?.iter().map(|e| e.id).collect();
+            let flagged = switchyard::screen_and_record(&mut store, &router, &ids)?.dropped.len();
             if json {
-                print_json(&serde_json::json!({"reembedded": n, "model": model.info().name}))
+                print_json(
+                    &serde_json::json!({"reembedded": n, "model": model.info().name, "flagged": flagged}),
+                )
             } else {
-                println!("re-embedded {n} entries with {}", model.info().name);
+                println!(
+                    "re-embedded {n} entries with {} ({flagged} flagged by screening)",
+                    model.info().name
+                );
                 Ok(())
             }
         }

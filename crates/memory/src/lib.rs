@@ -41,6 +41,7 @@ mod error;
 mod pieces;
 mod rules;
 mod stores;
+mod verdicts;
 
 pub use error::{MemoryError, Result};
 pub use pieces::{EmbeddedEntry, embed_for_screening, screening_texts};
@@ -193,6 +194,7 @@ impl MemoryStore {
              );",
         )
         .map_err(sql)?;
+        conn.execute_batch(verdicts::VERDICTS_TABLE).map_err(sql)?;
         // Stores from before pieces existed lack the column: add it; their rows read as
         // unprepared (NULL) until `reembed`.
         let has_column: bool = conn
@@ -353,12 +355,13 @@ impl MemoryStore {
         Ok(&self.cache)
     }
 
-    /// Removes an entry and its pieces; returns whether it existed.
+    /// Removes an entry, its pieces and its screening verdicts; returns whether it existed.
     pub fn remove(&mut self, id: i64) -> Result<bool> {
         let path = self.path.clone();
         let sql = |source| MemoryError::Sqlite { path: path.clone(), source };
         let tx = self.conn.transaction().map_err(sql)?;
         tx.execute("DELETE FROM pieces WHERE entry_id = ?1", params![id]).map_err(sql)?;
+        verdicts::forget_verdicts(&tx, id).map_err(sql)?;
         let n = tx.execute("DELETE FROM entries WHERE id = ?1", params![id]).map_err(sql)?;
         tx.commit().map_err(sql)?;
         Ok(n > 0)
@@ -394,6 +397,7 @@ impl MemoryStore {
             tx.execute("DELETE FROM pieces WHERE entry_id = ?1", params![id]).map_err(sql)?;
             insert_pieces(&tx, *id, &e.pieces).map_err(sql)?;
         }
+        verdicts::forget_all_verdicts(&tx).map_err(sql)?;
         tx.execute("INSERT INTO store_meta (key, value) VALUES ('fingerprint', ?1) ON CONFLICT(key) DO UPDATE SET value = excluded.value", params![fp]).map_err(sql)?;
         tx.commit().map_err(sql)?;
         self.cache_version = None;

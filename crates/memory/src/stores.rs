@@ -121,7 +121,7 @@ impl MemoryStore {
     }
 
     /// Replaces an entry's text in one transaction: embedded again, its screening pieces
-    /// recomputed, its hit count reset; kind, store and time of writing stay. Either the old
+    /// recomputed, its screening verdicts forgotten, its hit count reset; kind, store and time of writing stay. Either the old
     /// entry or the new one is stored, never a mix. Operator rules keep their proven mark.
     pub fn replace(&mut self, model: &dyn Embedder, id: i64, text: &str) -> Result<()> {
         if text.trim().is_empty() {
@@ -152,6 +152,7 @@ impl MemoryStore {
         .map_err(sql)?;
         tx.execute("DELETE FROM pieces WHERE entry_id = ?1", params![id]).map_err(sql)?;
         insert_pieces(&tx, id, &entry.pieces).map_err(sql)?;
+        crate::verdicts::forget_verdicts(&tx, id).map_err(sql)?;
         tx.commit().map_err(sql)?;
         // Our own UPDATE moves neither the count nor the last id the cache is keyed on.
         self.cache_version = None;

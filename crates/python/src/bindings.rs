@@ -271,6 +271,8 @@ impl PyAssembler {
 pub struct PyMemory {
     store: Mutex<MemoryStore>,
     model: Arc<dyn Embedder>,
+    /// Screens what is added, so assemblies read the recorded verdict.
+    router: Router,
 }
 
 impl PyMemory {
@@ -305,14 +307,24 @@ impl PyMemory {
             store.set_prepare(router.prepare_config());
             Ok::<_, PyErr>(store)
         })?;
-        Ok(Self { store: Mutex::new(store), model: Arc::clone(router.embedder()) })
+        Ok(Self { store: Mutex::new(store), model: Arc::clone(router.embedder()), router })
     }
 
-    /// Stores `text` (embedded now, whole and window by window); returns its id.
+    /// Stores `text` (embedded now, whole and window by window; screened, the verdict recorded for
+    /// assemblies with this index); returns its id.
     #[pyo3(signature = (text, *, kind = "memory", source = "python"))]
     fn add(&self, py: Python<'_>, text: &str, kind: &str, source: &str) -> PyResult<i64> {
         let (text, kind, source) = (text.trim().to_string(), kind.to_string(), source.to_string());
-        self.with_store(py, move |s, m| s.add(m, &kind, &text, &source))
+        let id = self.with_store(py, move |s, m| s.add(m, &kind, &text, &source))?;
+        // Screened once now and recorded: assemblies with this index read the verdict.
+        py.detach(|| {
+            let mut store = self
+                .store
+                .lock()
+                .map_err(|_| SwitchyardError::new_err("the memory store's lock is poisoned"))?;
+            switchyard::screen_and_record(&mut store, &self.router, &[id]).map_err(fail)
+        })?;
+        Ok(id)
     }
 
     /// Every entry, oldest first, as `switchyard memory list --json`.

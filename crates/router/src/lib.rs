@@ -34,7 +34,9 @@ pub use crate::decision::{
 };
 pub use crate::error::{Result, RouteError};
 pub use crate::router::{RouteOptions, Router, Scratch};
-pub use crate::screen::{PieceRef, PieceVerdict, ScreenEntry, ScreenReport, Verdict};
+pub use crate::screen::{
+    PieceRef, PieceVerdict, SCREEN_RULES_VERSION, ScreenEntry, ScreenReport, Verdict,
+};
 pub use crate::think::{ThinkingDecision, ThinkingKeywords, ThinkingSemantic, ThinkingSource};
 pub use switchyard_untrusted::Origin;
 

@@ -22,6 +22,11 @@ use serde::Serialize;
 use switchyard_format::{MatrixView, ScreenHead, SectionKind};
 use switchyard_untrusted::Origin;
 
+/// Version of the screening rules in [`Router::screen`]: part of [`Router::screen_key`], so
+/// verdicts stored by an older rule are not read as this one's. Bump it whenever the same
+/// index and pieces could reach another verdict.
+pub const SCREEN_RULES_VERSION: u32 = 1;
+
 /// One stored piece of an entry.
 #[derive(Debug, Clone, Copy)]
 pub struct PieceRef<'a> {
@@ -269,6 +274,32 @@ impl Router {
             c.max_payload_bytes = w.max_payload_bytes as usize;
         }
         c
+    }
+
+    /// What a verdict of [`Router::screen`] depends on besides the entry's stored pieces: the
+    /// screening rules' version, the index (its header and every section's length and crc32:
+    /// another build, even of the same catalog, is another key) and the settings in force
+    /// (threshold override, margin, contrast rule forced). A verdict stored under this key is
+    /// the verdict this router would reach again, so a store may keep it
+    /// (`MemoryStore::record_verdicts`) and an assembly may read it instead of screening.
+    pub fn screen_key(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        h.update(b"switchyard-screen\0");
+        h.update(SCREEN_RULES_VERSION.to_le_bytes());
+        let header = self.index().header();
+        h.update(header.version.to_le_bytes());
+        h.update(header.fingerprint);
+        h.update(header.file_len.to_le_bytes());
+        for s in self.index().sections() {
+            h.update((s.kind as u32).to_le_bytes());
+            h.update(s.len.to_le_bytes());
+            h.update(s.crc32.to_le_bytes());
+        }
+        h.update(self.injection_threshold().to_bits().to_le_bytes());
+        h.update(self.injection_margin().to_bits().to_le_bytes());
+        h.update([u8::from(self.contrast_only())]);
+        h.finalize()[..16].iter().map(|b| format!("{b:02x}")).collect()
     }
 
     /// The learned head, unless the contrast rule was forced or the index has none.

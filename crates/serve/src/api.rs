@@ -245,7 +245,8 @@ pub(crate) async fn screen_texts(
         .await
 }
 
-/// `POST /v1/memory`: stores an entry, embedded once with the index's model.
+/// `POST /v1/memory`: stores an entry, embedded once with the index's model, and screens it
+/// (`flagged`: assemblies will leave it out).
 pub async fn memory_add(
     State(state): State<AppState>,
     JsonBody(req): JsonBody<MemoryAddRequest>,
@@ -258,10 +259,14 @@ pub async fn memory_add(
             let mut store =
                 store.lock().map_err(|_| ApiError::internal("memory store lock poisoned"))?;
             store.set_prepare(router.prepare_config());
-            Ok(store.add(engine.model().as_ref(), &req.kind, req.text.trim(), &req.source)?)
+            let id = store.add(engine.model().as_ref(), &req.kind, req.text.trim(), &req.source)?;
+            // Screened once now and recorded: assemblies read the verdict.
+            let report = switchyard::screen_and_record(&mut store, router, &[id])?;
+            Ok((id, !report.dropped.is_empty()))
         })
         .await?;
-    Ok(Json(serde_json::json!({"id": id})))
+    let (id, flagged) = id;
+    Ok(Json(serde_json::json!({"id": id, "flagged": flagged})))
 }
 
 /// `GET /v1/memory`: every entry, oldest first.

@@ -15,7 +15,7 @@
 //! | `POST /v1/assemble` | `{"task", "mode"?, "root"?, "interactive"?, "git_changes"?, "clarify"?, "thinking"?, ...}` | the prompt and its account, as `switchyard assemble --json` |
 //! | `POST /v1/think` | `{"problem", "mode"?}` | `{"decision", "scaffold"}`, as `switchyard think --json` |
 //! | `POST /v1/screen` | `{"texts": [...]}` | the screening report, as `switchyard screen --json` |
-//! | `POST /v1/memory` | `{"text", "kind"?, "source"?}` | `{"id"}` |
+//! | `POST /v1/memory` | `{"text", "kind"?, "source"?}` | `{"id", "flagged"}` (screened now, verdict recorded) |
 //! | `GET /v1/memory` | | the entries, as `switchyard memory list --json` |
 //! | `DELETE /v1/memory/{id}` | | `{"removed"}` |
 //! | `GET /healthz` | | index, model, generation |

@@ -242,6 +242,7 @@ async fn memory_entries_are_added_listed_removed_and_reach_the_assembly_screened
     )
     .await;
     assert_eq!(status, StatusCode::OK, "{added}");
+    assert_eq!(added["flagged"], false, "screened when written: {added}");
     let id = added["id"].as_i64().unwrap();
     let (_, list) = call(&s, "GET", "/v1/memory", None).await;
     assert_eq!(list.as_array().unwrap().len(), 1);

@@ -201,6 +201,9 @@ pub struct Assembler {
     history_memo: crate::history::HistoryMemo,
     /// Screening verdicts already reached (stored memory entries, history entries).
     verdicts: crate::screening::VerdictMemo,
+    /// The router's [`switchyard_router::Router::screen_key`]: verdicts recorded in the memory
+    /// store under it are read instead of screening again.
+    screen_key: String,
     config: AssemblerConfig,
 }
 

@@ -50,7 +50,7 @@ pub use crate::render::{
     CACHE_BOUNDARY, CLOSE_TAG, H_BOOTSTRAP, H_CONSTITUTION, H_MANDATORY_RULES, H_RULES, H_RUNTIME,
     H_TASK, H_TOOLS, H_TURN, H_UNTRUSTED, OPEN_TAG, TokenCounter, neutralize,
 };
-pub use crate::screening::{screen_entry, screen_texts};
+pub use crate::screening::{screen_and_record, screen_entry, screen_texts};
 pub use crate::trace::{TraceLog, TraceRecord, TraceStats, trace_stats};
 pub use crate::turn::{Profile, TurnContext};
 pub use switchyard_adapter as adapter;

@@ -53,6 +53,28 @@ pub fn screen_texts(
     Ok((router.screen(&entries)?, embedded))
 }
 
+/// Screens stored entries `ids` of `store` from the pieces stored with them, as an assembly
+/// would, and records each verdict in the store under `router`'s screen key: an assembly
+/// with the same index then reads the verdict instead of screening the entry again. What
+/// `memory add`, `append`, `replace` and `reembed` call after writing. Ids that are not in
+/// the store are skipped; the report's `entry` indices follow the ids that were found.
+pub fn screen_and_record(
+    store: &mut switchyard_memory::MemoryStore,
+    router: &switchyard_router::Router,
+    ids: &[i64],
+) -> Result<switchyard_router::ScreenReport, crate::AssembleError> {
+    let wanted: std::collections::HashSet<i64> = ids.iter().copied().collect();
+    let found: Vec<switchyard_memory::Entry> =
+        store.list()?.iter().filter(|e| wanted.contains(&e.id)).cloned().collect();
+    let entries: Vec<ScreenEntry<'_>> =
+        found.iter().map(|e| screen_entry(&e.text, &e.embedding, &e.pieces, true)).collect();
+    let report = router.screen(&entries)?;
+    let verdicts: Vec<(i64, bool)> =
+        report.kept.iter().chain(&report.dropped).map(|v| (found[v.entry].id, v.flagged)).collect();
+    store.record_verdicts(&router.screen_key(), &verdicts)?;
+    Ok(report)
+}
+
 /// What a remembered verdict was reached on. A history entry is screened from its text alone
 /// (embedded afresh with the assembler's one model and index); a stored memory entry from the
 /// pieces stored with it, which its preparation version pins (`memory reembed` moves it).

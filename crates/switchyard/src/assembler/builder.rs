@@ -282,8 +282,10 @@ impl AssemblerBuilder {
         if let Some(log) = &self.config.trace {
             let _ = log.prune();
         }
+        let screen_key = router.screen_key();
         Ok(Assembler {
             router,
+            screen_key,
             monolithic_stable: std::sync::OnceLock::new(),
             token_memo: TokenMemo::default(),
             memory,

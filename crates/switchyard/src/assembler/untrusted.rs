@@ -72,11 +72,28 @@ impl Assembler {
                     })
                     .filter(|(_, hash)| seen.insert(hash.clone()))
                     .unzip();
-                // A stored entry is screened once per process: its verdict is remembered.
+                // A stored entry is screened once per index: its verdict is remembered by
+                // the process and recorded in the store under the router's screen key, where
+                // `memory add` or an earlier assembly may already have put it.
                 let memo = &self.verdicts;
                 let of = |i: usize| VerdictOf::StoredEntry(hits[i].entry.prepare_version);
                 let mut flagged: Vec<Option<bool>> =
                     (0..hits.len()).map(|i| memo.get(of(i), &hashes[i])).collect();
+                let unknown: Vec<i64> = (0..hits.len())
+                    .filter(|&i| flagged[i].is_none())
+                    .map(|i| hits[i].entry.id)
+                    .collect();
+                if !unknown.is_empty() {
+                    let recorded = store.verdicts(&self.screen_key, &unknown)?;
+                    for (i, f) in flagged.iter_mut().enumerate() {
+                        if f.is_none()
+                            && let Some(&v) = recorded.get(&hits[i].entry.id)
+                        {
+                            *f = Some(v);
+                            memo.put(of(i), hashes[i].clone(), v);
+                        }
+                    }
+                }
                 let pending: Vec<usize> =
                     (0..hits.len()).filter(|&i| flagged[i].is_none()).collect();
                 if !pending.is_empty() {
@@ -88,10 +105,16 @@ impl Assembler {
                         })
                         .collect();
                     let report = self.router.screen(&entries)?;
+                    let mut reached = Vec::with_capacity(pending.len());
                     for v in report.kept.iter().chain(&report.dropped) {
                         let i = pending[v.entry];
                         flagged[i] = Some(v.flagged);
                         memo.put(of(i), hashes[i].clone(), v.flagged);
+                        reached.push((hits[i].entry.id, v.flagged));
+                    }
+                    // Losing a record costs a later screening, never a wrong verdict.
+                    if let Err(e) = store.record_verdicts(&self.screen_key, &reached) {
+                        diagnostics.push(format!("screening verdicts not recorded: {e}"));
                     }
                 }
                 let stale = hits.iter().filter(|h| h.entry.needs_reembed()).count();
