@@ -27,6 +27,9 @@ use switchyard_untrusted::Origin;
 /// index and pieces could reach another verdict.
 pub const SCREEN_RULES_VERSION: u32 = 1;
 
+/// Entries with at least this many pieces (the whole included) are scored on every core.
+const PARALLEL_PIECES: usize = 8;
+
 /// One stored piece of an entry.
 #[derive(Debug, Clone, Copy)]
 pub struct PieceRef<'a> {
@@ -176,41 +179,50 @@ impl Router {
             fallback_reason: self.screen_fallback_reason(),
             ..ScreenReport::default()
         };
+        // One piece's score and threshold, and its nearest attack and benign look-alike.
+        let score_piece = |v: &[f32]| -> (f32, f32, (f32, usize), (f32, usize)) {
+            let (a, b) = (nearest(&attacks, v), nearest(&benign, v));
+            match head {
+                Some(h) => {
+                    // The nearest patterns are features of the head and the near-copy check.
+                    let logit = kernels::dot(&h.weights, v)
+                        + h.attack_weight * a.0
+                        + h.benign_weight * b.0
+                        + h.bias;
+                    let near_copy = a.0 >= h.near_copy_threshold && a.0 > b.0;
+                    // A near copy counts as reaching the threshold (its logit is kept when
+                    // higher).
+                    let score = if near_copy { logit.max(h.threshold) } else { logit };
+                    (score, h.threshold, a, b)
+                }
+                None => {
+                    let t = self.injection_threshold();
+                    let over_benign = a.0 - b.0 - self.injection_margin();
+                    let score = if attacks.rows() == 0 {
+                        f32::NEG_INFINITY
+                    } else {
+                        (a.0 - t).min(over_benign)
+                    };
+                    // Strictly above the benign side, as the rule says.
+                    let score = if over_benign == 0.0 { -f32::MIN_POSITIVE } else { score };
+                    (score, 0.0, a, b)
+                }
+            }
+        };
         for (i, e) in entries.iter().enumerate() {
-            // (score, threshold, piece index or None for the whole, attack, benign)
-            let mut best: Option<Best> = None;
             let whole = std::iter::once((None, e.embedding));
             let pieces = e.pieces.iter().enumerate().map(|(k, p)| (Some(k), p.embedding));
-            for (k, v) in whole.chain(pieces) {
-                let (score, threshold, a, b) = match head {
-                    Some(h) => {
-                        // Every piece's nearest patterns: features of the head, and the
-                        // near-copy check.
-                        let (a, b) = (nearest(&attacks, v), nearest(&benign, v));
-                        let logit = kernels::dot(&h.weights, v)
-                            + h.attack_weight * a.0
-                            + h.benign_weight * b.0
-                            + h.bias;
-                        let near_copy = a.0 >= h.near_copy_threshold && a.0 > b.0;
-                        // A near copy counts as reaching the threshold (its logit is kept
-                        // when higher).
-                        let score = if near_copy { logit.max(h.threshold) } else { logit };
-                        (score, h.threshold, a, b)
-                    }
-                    None => {
-                        let (a, b) = (nearest(&attacks, v), nearest(&benign, v));
-                        let t = self.injection_threshold();
-                        let over_benign = a.0 - b.0 - self.injection_margin();
-                        let score = if attacks.rows() == 0 {
-                            f32::NEG_INFINITY
-                        } else {
-                            (a.0 - t).min(over_benign)
-                        };
-                        // Strictly above the benign side, as the rule says.
-                        let score = if over_benign == 0.0 { -f32::MIN_POSITIVE } else { score };
-                        (score, 0.0, a, b)
-                    }
-                };
+            let all: Vec<(Option<usize>, &[f32])> = whole.chain(pieces).collect();
+            // A long entry's pieces are scored on every core (each is a pass over the attack
+            // and benign rows); the reduction below is sequential, so the verdict is the same.
+            let scored: Vec<_> = if all.len() >= PARALLEL_PIECES {
+                use rayon::prelude::*;
+                all.par_iter().map(|&(_, v)| score_piece(v)).collect()
+            } else {
+                all.iter().map(|&(_, v)| score_piece(v)).collect()
+            };
+            let mut best: Option<Best> = None;
+            for (&(k, _), &(score, threshold, a, b)) in all.iter().zip(&scored) {
                 if best.as_ref().is_none_or(|b0| score > b0.score) {
                     best = Some(Best { score, threshold, piece: k, attack: a, benign: b });
                 }
