@@ -328,6 +328,21 @@ fn an_assembly_reads_the_verdicts_recorded_under_its_index_and_screens_the_rest(
     let out = fresh.assemble("fix the flaky login test", &fixed_root()).unwrap();
     assert!(out.prompt.contains("session token"), "{:?}", out.context);
     assert!(!out.prompt.contains("ssh keys"), "the attack is screened out again");
+
+    // A verdicts table that cannot be read: every entry is screened again, with a diagnostic.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch("DROP TABLE verdicts; CREATE TABLE verdicts (x TEXT);").unwrap();
+    drop(conn);
+    let broken = assembler(&index, Arc::clone(&model), Some(db.clone()), Some(default_catalog()));
+    let out = broken.assemble("fix the flaky login test", &fixed_root()).unwrap();
+    assert!(out.prompt.contains("session token") && !out.prompt.contains("ssh keys"));
+    assert_eq!(out.context.screened_out, 1, "{:?}", out.context);
+    assert!(
+        out.diagnostics.iter().any(|d| d.contains("verdicts unreadable"))
+            && out.diagnostics.iter().any(|d| d.contains("verdicts not recorded")),
+        "{:?}",
+        out.diagnostics
+    );
 }
 
 #[test]

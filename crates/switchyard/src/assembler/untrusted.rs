@@ -84,7 +84,13 @@ impl Assembler {
                     .map(|i| hits[i].entry.id)
                     .collect();
                 if !unknown.is_empty() {
-                    let recorded = store.verdicts(&self.screen_key, &unknown)?;
+                    // A store whose verdicts cannot be read is screened as if it had none.
+                    let recorded = store.verdicts(&self.screen_key, &unknown).unwrap_or_else(|e| {
+                        diagnostics.push(format!(
+                            "recorded screening verdicts unreadable, entries screened again: {e}"
+                        ));
+                        Default::default()
+                    });
                     for (i, f) in flagged.iter_mut().enumerate() {
                         if f.is_none()
                             && let Some(&v) = recorded.get(&hits[i].entry.id)
