@@ -121,8 +121,9 @@ impl MemoryStore {
     }
 
     /// Replaces an entry's text in one transaction: embedded again, its screening pieces
-    /// recomputed, its screening verdicts forgotten, its hit count reset; kind, store and time of writing stay. Either the old
-    /// entry or the new one is stored, never a mix. Operator rules keep their proven mark.
+    /// recomputed, its screening verdicts forgotten, its hit count reset; kind, store and time
+    /// of writing stay. Either the old entry or the new one is stored, never a mix. Operator
+    /// rules keep their proven mark.
     pub fn replace(&mut self, model: &dyn Embedder, id: i64, text: &str) -> Result<()> {
         if text.trim().is_empty() {
             return Err(MemoryError::EmptyText);
