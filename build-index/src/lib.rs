@@ -148,6 +148,8 @@ pub struct BuildReport {
     pub thresholds: switchyard_format::Thresholds,
     /// The learned screen (or why there is none).
     pub screen: switchyard_format::ScreenMeta,
+    /// Whether the screen has a lexical head beside its embedding head.
+    pub lexical_screen: bool,
     /// The id of the query adapter the tools and skills rows were mapped with.
     pub adapter: Option<String>,
     /// Manifest warnings.
@@ -278,9 +280,23 @@ pub fn build_bytes(
     embedder: &dyn Embedder,
     progress: Option<&(dyn Fn(usize, usize) + Send + Sync)>,
 ) -> Result<(Vec<u8>, IndexMeta, f64)> {
-    let (bytes, meta, _, embed_ms) =
-        build_bytes_with(catalog, embedder, &ScreenTraining::default(), None, progress)?;
-    Ok((bytes, meta, embed_ms))
+    let built = build_bytes_with(catalog, embedder, &ScreenTraining::default(), None, progress)?;
+    Ok((built.bytes, built.meta, built.embed_ms))
+}
+
+/// What [`build_bytes_with`] gives.
+#[derive(Debug, Clone)]
+pub struct BuiltBytes {
+    /// The index file's bytes.
+    pub bytes: Vec<u8>,
+    /// Its metadata section.
+    pub meta: IndexMeta,
+    /// Its screen section.
+    pub screen: switchyard_format::ScreenMeta,
+    /// Whether it has a lexical screen section.
+    pub lexical_screen: bool,
+    /// Time spent embedding the catalog.
+    pub embed_ms: f64,
 }
 
 /// Builds the index bytes for a catalog with the given screen training; also returns the
@@ -291,7 +307,7 @@ pub fn build_bytes_with(
     screen_training: &ScreenTraining,
     adapter: Option<&Adapter>,
     progress: Option<&(dyn Fn(usize, usize) + Send + Sync)>,
-) -> Result<(Vec<u8>, IndexMeta, switchyard_format::ScreenMeta, f64)> {
+) -> Result<BuiltBytes> {
     let info = embedder.info().clone();
     if let Some(a) = adapter {
         a.check_model(Path::new(&a.id()), &info.name, info.fingerprint.0, info.dim)?;
@@ -489,9 +505,23 @@ pub fn build_bytes_with(
         Some([tools, skills]) => {
             let raw =
                 [tools, skills, matrices[2].clone(), matrices[3].clone(), matrices[4].clone()];
-            screen_section(embedder, screen_training, catalog, &raw, &off_topic, dim)?
+            screen_section(
+                embedder,
+                screen_training,
+                catalog,
+                (&raw, &groups),
+                (&off_topic, &off_topic_texts),
+                dim,
+            )?
         }
-        None => screen_section(embedder, screen_training, catalog, &matrices, &off_topic, dim)?,
+        None => screen_section(
+            embedder,
+            screen_training,
+            catalog,
+            (&matrices, &groups),
+            (&off_topic, &off_topic_texts),
+            dim,
+        )?,
     };
     let mut w = IndexWriter::new(dim, info.fingerprint.0);
     for (kind, m) in SectionKind::MATRICES.into_iter().zip(matrices) {
@@ -502,7 +532,11 @@ pub fn build_bytes_with(
         w.cascade(rows, &cascade)?;
     }
     w.selection(&selection)?;
+    let (screen, screen_lexical) = screen.into_sections();
     w.screen(&screen)?;
+    if let Some(lexical) = &screen_lexical {
+        w.screen_lexical(lexical)?;
+    }
     if let Some((rows, thinking)) = thinking::thinking_section(catalog, embedder)? {
         w.thinking(rows, &thinking)?;
     }
@@ -516,7 +550,8 @@ pub fn build_bytes_with(
             info_json: serde_json::to_string(&a.info).unwrap_or_default(),
         })?;
     }
-    Ok((w.to_bytes()?, meta, screen, embed_ms))
+    let lexical = screen_lexical.is_some();
+    Ok(BuiltBytes { bytes: w.to_bytes()?, meta, screen, lexical_screen: lexical, embed_ms })
 }
 
 /// Maps the rows of items (`spans`: first row, row count) with the adapter: every row for a
@@ -543,32 +578,41 @@ fn screen_section(
     embedder: &dyn Embedder,
     training: &ScreenTraining,
     catalog: &Catalog,
-    matrices: &[Vec<f32>],
-    off_topic: &[f32],
+    (matrices, texts): (&[Vec<f32>], &[Vec<String>]),
+    (off_topic, off_topic_texts): (&[f32], &[String]),
     dim: usize,
-) -> Result<switchyard_format::ScreenMeta> {
+) -> Result<screen::TrainedScreen> {
     let rows_of =
         |m: &[f32]| -> Vec<Vec<f32>> { m.chunks_exact(dim).map(<[f32]>::to_vec).collect() };
     let mut rows: Vec<screen::Row> = Vec::new();
-    for (i, v) in rows_of(&matrices[3]).into_iter().enumerate() {
+    for (i, (v, t)) in rows_of(&matrices[3]).into_iter().zip(&texts[3]).enumerate() {
         rows.push(screen::Row {
+            text: t.clone(),
             embedding: v,
             attack: true,
             pattern_row: Some(i),
             benign_row: None,
         });
     }
-    for (i, v) in rows_of(&matrices[4]).into_iter().enumerate() {
+    for (i, (v, t)) in rows_of(&matrices[4]).into_iter().zip(&texts[4]).enumerate() {
         rows.push(screen::Row {
+            text: t.clone(),
             embedding: v,
             attack: false,
             pattern_row: None,
             benign_row: Some(i),
         });
     }
-    for m in [&matrices[0][..], &matrices[1][..], &matrices[2][..], off_topic] {
-        for v in rows_of(m) {
+    let ordinary = [
+        (&matrices[0][..], &texts[0][..]),
+        (&matrices[1][..], &texts[1][..]),
+        (&matrices[2][..], &texts[2][..]),
+        (off_topic, off_topic_texts),
+    ];
+    for (m, t) in ordinary {
+        for (v, t) in rows_of(m).into_iter().zip(t) {
             rows.push(screen::Row {
+                text: t.clone(),
                 embedding: v,
                 attack: false,
                 pattern_row: None,
@@ -585,8 +629,15 @@ fn screen_section(
         "embedding the screen's training texts"
     );
     if !texts.is_empty() {
-        for (v, attack) in embed_all(embedder, &texts, None)?.into_iter().zip(labels) {
-            rows.push(screen::Row { embedding: v, attack, pattern_row: None, benign_row: None });
+        let vectors = embed_all(embedder, &texts, None)?;
+        for ((v, attack), text) in vectors.into_iter().zip(labels).zip(texts) {
+            rows.push(screen::Row {
+                text,
+                embedding: v,
+                attack,
+                pattern_row: None,
+                benign_row: None,
+            });
         }
     }
     Ok(screen::train(&rows, &matrices[3], &matrices[4], dim, &training.options))
@@ -612,6 +663,8 @@ pub fn build_to_file(
         && existing.header().version == switchyard_format::FORMAT_VERSION
         && existing.selection().map(|s| s.builder_version) == Some(BUILDER_VERSION)
         && existing.screen().is_some_and(|s| screen.matches(s))
+        && existing.screen_lexical().is_some()
+            == (screen.options.lexical && existing.screen().is_some_and(|s| s.head.is_some()))
         && existing.adapter().map(|a| a.id.clone()) == options.adapter.as_ref().map(|(_, a)| a.id())
     {
         return Ok(BuildOutcome::UpToDate { path: out.to_path_buf(), manifest_hash: hash });
@@ -621,7 +674,7 @@ pub fn build_to_file(
         a.check_model(path, &info.name, info.fingerprint.0, info.dim)?;
     }
     let adapter = options.adapter.as_ref().map(|(_, a)| a);
-    let (bytes, meta, screen, embed_ms) =
+    let BuiltBytes { bytes, meta, screen, lexical_screen, embed_ms } =
         build_bytes_with(&catalog, embedder, &screen, adapter, options.progress.as_deref())?;
     switchyard_format::write_atomic(out, &bytes)?;
     let rows = SectionKind::MATRICES
@@ -644,6 +697,7 @@ pub fn build_to_file(
         bytes: bytes.len(),
         thresholds: meta.thresholds.clone(),
         screen,
+        lexical_screen,
         adapter: adapter.map(Adapter::id),
         warnings: catalog.warnings.iter().map(ToString::to_string).collect(),
         embed_ms,

@@ -12,11 +12,20 @@
 //! contrast rule made features, a row never counting against itself). They are off by default:
 //! they did not change the out-of-fold AUC, and without them a piece costs one dot product.
 //!
+//! **Lexical head.** Beside the embedding head, a second logistic model over the hashed
+//! character 3-5-grams and word 1-2-grams of each row's text (`switchyard_lexical::
+//! hashed_features`, 2 x 65,536 weights), trained on the same rows; a piece's score is the sum
+//! of both logits. The embedding places "ignore the lint warning" near "ignore your rules"; the
+//! exact words ("previous instructions", "Sure, here is", a persona's name) separate them.
+//! Out of fold on the default catalog and its training file, the sum lifts the AUC from 0.958 to
+//! 0.975 (e5-small) and from 0.928 to 0.969 (MiniLM); see `benches/RESULTS.md`. Off with
+//! `lexical: false` (`build-index --no-lexical-screen`).
+//!
 //! **Fit.** L2-penalised logistic regression with balanced class weights, solved by L-BFGS in
 //! f64 in a fixed order: the same rows give the same bytes on any machine.
 //!
 //! **Threshold.** Chosen for a target false-positive rate on the benign side (default 1%)
-//! from out-of-fold scores (5 folds), so it reflects texts the head did not train on. The
+//! from out-of-fold scores (5 folds, both heads refitted without the fold), so it reflects texts the head did not train on. The
 //! out-of-fold recall, false-positive rate and AUC are stored with the head.
 //!
 //! **Near copies.** Beside the head, the nearest-pattern contrast rule still flags a piece that
@@ -27,7 +36,7 @@
 //! A catalog with fewer than [`MIN_HEAD_ROWS`] attack patterns or benign look-alikes gets no
 //! head: screening falls back to the contrast rule and the index says why.
 
-use switchyard_format::{ScreenHead, ScreenMeta, WindowingMeta};
+use switchyard_format::{LexicalScreenMeta, ScreenHead, ScreenMeta, WindowingMeta};
 use switchyard_untrusted::PrepareConfig;
 
 /// Version of the screen training; an index from another version is rebuilt.
@@ -41,6 +50,11 @@ pub const DEFAULT_TARGET_FPR: f32 = 0.01;
 /// tried: e5-small is best at 0.01, MiniLM at 0.1, both within 0.002 of their best at 0.03);
 /// see `benches/RESULTS.md`.
 pub const DEFAULT_L2: f64 = 0.03;
+/// L2 penalty of the lexical head on the same class-balanced loss. Chosen by the out-of-fold
+/// AUC of the default catalog and its training file (e5-small; the sum of both heads): 0.9749
+/// at 1.5e-4, 0.9761 at 4e-5; see `benches/RESULTS.md`. Its features have unit length per
+/// group, so the penalty does not depend on the text's length.
+const LEXICAL_L2: f64 = 4e-5;
 /// Folds for the out-of-fold threshold.
 const FOLDS: usize = 5;
 /// L-BFGS iterations at most.
@@ -49,6 +63,8 @@ const MAX_ITERATIONS: usize = 500;
 /// One labelled training row: a unit embedding and whether it is an attack.
 #[derive(Debug, Clone)]
 pub struct Row {
+    /// The text embedded (what the lexical head reads).
+    pub text: String,
     /// Unit embedding.
     pub embedding: Vec<f32>,
     /// 1 for an attack.
@@ -74,6 +90,9 @@ pub struct ScreenOptions {
     pub contrast_features: bool,
     /// How entries are cut into windows.
     pub prepare: PrepareConfig,
+    /// Whether a lexical head over hashed n-grams is trained beside the embedding head and
+    /// their logits added.
+    pub lexical: bool,
 }
 
 impl Default for ScreenOptions {
@@ -87,6 +106,7 @@ impl Default for ScreenOptions {
             // the default keeps screening to one dot product per piece.
             contrast_features: false,
             prepare: PrepareConfig::default(),
+            lexical: true,
         }
     }
 }
@@ -136,10 +156,56 @@ fn sigmoid(z: f64) -> f64 {
     1.0 / (1.0 + (-z).exp())
 }
 
+/// Rows of features a logistic model is fitted on: dense (the embedding head) or sparse (the
+/// lexical head's hashed n-grams). The last feature is the bias, always 1.
+trait Design {
+    /// Features per row, the bias included.
+    fn width(&self) -> usize;
+    /// `w . x_i`.
+    fn dot(&self, i: usize, w: &[f64]) -> f64;
+    /// `grad += r * x_i`.
+    fn add_scaled(&self, i: usize, r: f64, grad: &mut [f64]);
+}
+
+impl Design for [Vec<f64>] {
+    fn width(&self) -> usize {
+        self[0].len()
+    }
+    fn dot(&self, i: usize, w: &[f64]) -> f64 {
+        self[i].iter().zip(w).map(|(a, b)| a * b).sum()
+    }
+    fn add_scaled(&self, i: usize, r: f64, grad: &mut [f64]) {
+        grad.iter_mut().zip(&self[i]).for_each(|(g, a)| *g += r * a);
+    }
+}
+
+/// Hashed n-gram features of each row's text (`switchyard_lexical::hashed_features`).
+struct Sparse {
+    rows: Vec<Vec<(u32, f32)>>,
+}
+
+const LEXICAL_WIDTH: usize = 2 * switchyard_lexical::HASHED_BUCKETS + 1;
+
+impl Design for Sparse {
+    fn width(&self) -> usize {
+        LEXICAL_WIDTH
+    }
+    fn dot(&self, i: usize, w: &[f64]) -> f64 {
+        self.rows[i].iter().map(|&(k, v)| w[k as usize] * f64::from(v)).sum::<f64>()
+            + w[LEXICAL_WIDTH - 1]
+    }
+    fn add_scaled(&self, i: usize, r: f64, grad: &mut [f64]) {
+        for &(k, v) in &self.rows[i] {
+            grad[k as usize] += r * f64::from(v);
+        }
+        grad[LEXICAL_WIDTH - 1] += r;
+    }
+}
+
 /// The class-balanced, L2-penalised logistic loss and its gradient at `w` over the rows
 /// `use_row` selects (the last weight is the bias and is not penalised).
-fn loss_and_gradient(
-    x: &[Vec<f64>],
+fn loss_and_gradient<X: Design + ?Sized>(
+    x: &X,
     y: &[bool],
     use_row: &[bool],
     class_weight: (f64, f64),
@@ -150,16 +216,14 @@ fn loss_and_gradient(
     let n = w.len();
     grad.iter_mut().for_each(|g| *g = 0.0);
     let mut loss = 0.0;
-    for ((xi, &yi), _) in x.iter().zip(y).zip(use_row).filter(|(_, u)| **u) {
-        let z: f64 = xi.iter().zip(w).map(|(a, b)| a * b).sum();
+    for (i, (&yi, _)) in y.iter().zip(use_row).enumerate().filter(|(_, (_, u))| **u) {
+        let z = x.dot(i, w);
         let c = if yi { class_weight.0 } else { class_weight.1 };
         // log(1 + e^-z) for a positive, log(1 + e^z) for a negative, computed stably.
         let m = if yi { -z } else { z };
         loss += c * (m.max(0.0) + (-m.abs()).exp().ln_1p());
         let r = c * (sigmoid(z) - if yi { 1.0 } else { 0.0 });
-        for (g, a) in grad.iter_mut().zip(xi) {
-            *g += r * a;
-        }
+        x.add_scaled(i, r, grad);
     }
     for k in 0..n - 1 {
         loss += 0.5 * lambda * w[k] * w[k];
@@ -175,8 +239,8 @@ fn dot64(a: &[f64], b: &[f64]) -> f64 {
 /// Fits weights (the last one the bias, unpenalised) on the rows `use_row` selects, by
 /// L-BFGS (ten pairs, backtracking line search): a few hundred passes over the rows, in a
 /// fixed order, so the result is the same on every machine.
-fn fit(x: &[Vec<f64>], y: &[bool], use_row: &[bool], l2: f64) -> Vec<f64> {
-    let n = x[0].len();
+fn fit<X: Design + ?Sized>(x: &X, y: &[bool], use_row: &[bool], l2: f64) -> Vec<f64> {
+    let n = x.width();
     let (pos, neg) = y
         .iter()
         .zip(use_row)
@@ -281,6 +345,34 @@ fn fold_of(i: usize) -> usize {
     ((i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) as usize % FOLDS
 }
 
+/// What [`train`] gives: the screen section's content and, unless turned off, the lexical head.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrainedScreen {
+    /// Version of the screen training.
+    pub builder_version: u32,
+    /// The embedding head, when the catalog has enough patterns.
+    pub head: Option<ScreenHead>,
+    /// Why there is no head.
+    pub fallback_reason: Option<String>,
+    /// How entries are cut into windows.
+    pub windowing: WindowingMeta,
+    /// The lexical head whose logit adds to the embedding head's (only beside a head).
+    pub lexical: Option<LexicalScreenMeta>,
+}
+
+impl TrainedScreen {
+    /// The screen section and the lexical section.
+    pub fn into_sections(self) -> (ScreenMeta, Option<LexicalScreenMeta>) {
+        let meta = ScreenMeta {
+            builder_version: self.builder_version,
+            head: self.head,
+            fallback_reason: self.fallback_reason,
+            windowing: self.windowing,
+        };
+        (meta, self.lexical)
+    }
+}
+
 /// Trains the head, or says why not.
 pub fn train(
     rows: &[Row],
@@ -288,30 +380,53 @@ pub fn train(
     benign: &[f32],
     dim: usize,
     options: &ScreenOptions,
-) -> ScreenMeta {
+) -> TrainedScreen {
     let windowing = windowing_meta(&options.prepare);
     let (n_attack_patterns, n_benign_patterns) =
         (attacks.len() / dim.max(1), benign.len() / dim.max(1));
     if n_attack_patterns < MIN_HEAD_ROWS || n_benign_patterns < MIN_HEAD_ROWS {
-        return ScreenMeta {
+        return TrainedScreen {
             builder_version: SCREEN_BUILDER_VERSION,
             head: None,
             fallback_reason: Some(format!(
                 "the catalog has {n_attack_patterns} injection patterns and {n_benign_patterns} benign look-alikes; a learned screen needs {MIN_HEAD_ROWS} of each, so the nearest-pattern contrast rule screens alone"
             )),
             windowing,
+            lexical: None,
         };
     }
     let x: Vec<Vec<f64>> =
         rows.iter().map(|r| features(r, attacks, benign, dim, options.contrast_features)).collect();
     let y: Vec<bool> = rows.iter().map(|r| r.attack).collect();
+    let lexical = options.lexical.then(|| Sparse {
+        rows: rows.iter().map(|r| switchyard_lexical::hashed_features(&r.text)).collect(),
+    });
+    // Out-of-fold scores: both heads fitted without the fold, their logits added. Folds run in
+    // parallel; each is deterministic, so the result is too.
+    let per_fold: Vec<Vec<(usize, f64)>> = {
+        use rayon::prelude::*;
+        (0..FOLDS)
+            .into_par_iter()
+            .map(|k| {
+                let train: Vec<bool> = (0..rows.len()).map(|i| fold_of(i) != k).collect();
+                let w = fit(x.as_slice(), &y, &train, options.l2);
+                let lw = lexical.as_ref().map(|l| fit(l, &y, &train, LEXICAL_L2));
+                (0..rows.len())
+                    .filter(|&i| fold_of(i) == k)
+                    .map(|i| {
+                        let lex = match (&lexical, &lw) {
+                            (Some(l), Some(lw)) => l.dot(i, lw),
+                            _ => 0.0,
+                        };
+                        (i, logit(&w, &x[i]) + lex)
+                    })
+                    .collect()
+            })
+            .collect()
+    };
     let mut oof = vec![0.0f64; rows.len()];
-    for k in 0..FOLDS {
-        let train: Vec<bool> = (0..rows.len()).map(|i| fold_of(i) != k).collect();
-        let w = fit(&x, &y, &train, options.l2);
-        for i in (0..rows.len()).filter(|&i| fold_of(i) == k) {
-            oof[i] = logit(&w, &x[i]);
-        }
+    for (i, s) in per_fold.into_iter().flatten() {
+        oof[i] = s;
     }
     let mut benign_scores: Vec<f64> =
         oof.iter().zip(&y).filter(|(_, y)| !**y).map(|(s, _)| *s).collect();
@@ -327,11 +442,22 @@ pub fn train(
     let benign_n = y.len() - attacks_n;
     let tp = oof.iter().zip(&y).filter(|(s, y)| **y && flagged(**s)).count();
     let fp = oof.iter().zip(&y).filter(|(s, y)| !**y && flagged(**s)).count();
-    let w = fit(&x, &y, &vec![true; rows.len()], options.l2);
+    let all = vec![true; rows.len()];
+    let w = fit(x.as_slice(), &y, &all, options.l2);
+    let lexical = lexical.map(|l| {
+        let lw = fit(&l, &y, &all, LEXICAL_L2);
+        LexicalScreenMeta {
+            features_version: switchyard_lexical::HASHED_FEATURES_VERSION,
+            buckets: switchyard_lexical::HASHED_BUCKETS as u32,
+            bias: lw[LEXICAL_WIDTH - 1] as f32,
+            weights: lw[..LEXICAL_WIDTH - 1].iter().map(|&v| v as f32).collect(),
+            l2: LEXICAL_L2 as f32,
+        }
+    });
     let scale = (dim as f64).sqrt();
     let near_copy_threshold =
         near_copy_threshold(rows, attacks, benign, dim, options.target_fpr / 2.0);
-    ScreenMeta {
+    TrainedScreen {
         builder_version: SCREEN_BUILDER_VERSION,
         head: Some(ScreenHead {
             weights: w[..dim].iter().map(|&v| (v * scale) as f32).collect(),
@@ -351,6 +477,7 @@ pub fn train(
         }),
         fallback_reason: None,
         windowing,
+        lexical,
     }
 }
 
@@ -413,8 +540,20 @@ mod tests {
             let (a, b) = (unit(a), unit(b));
             attacks.extend(&a);
             benign.extend(&b);
-            rows.push(Row { embedding: a, attack: true, pattern_row: Some(i), benign_row: None });
-            rows.push(Row { embedding: b, attack: false, pattern_row: None, benign_row: Some(i) });
+            rows.push(Row {
+                text: format!("ignore your rules {i}"),
+                embedding: a,
+                attack: true,
+                pattern_row: Some(i),
+                benign_row: None,
+            });
+            rows.push(Row {
+                text: format!("the weather report {i}"),
+                embedding: b,
+                attack: false,
+                pattern_row: None,
+                benign_row: Some(i),
+            });
         }
         (rows, attacks, benign)
     }
@@ -427,6 +566,22 @@ mod tests {
         assert!(head.oof_auc > 0.99, "{head:?}");
         assert!(head.oof_fpr <= 0.01 + 1e-6);
         assert_eq!(train(&rows, &a, &b, 8, &ScreenOptions::default()), m);
+    }
+
+    #[test]
+    fn the_lexical_head_is_trained_beside_the_embedding_head_unless_turned_off() {
+        let (rows, a, b) = toy(40, 8);
+        let with = train(&rows, &a, &b, 8, &ScreenOptions::default());
+        let lexical = with.lexical.clone().expect("lexical head");
+        assert_eq!(lexical.weights.len(), 2 * switchyard_lexical::HASHED_BUCKETS);
+        assert_eq!(lexical.features_version, switchyard_lexical::HASHED_FEATURES_VERSION);
+        // The attack rows' words weigh towards an attack, the benign rows' words away from it.
+        let logit = |t: &str| switchyard_lexical::hashed_logit(&lexical.weights, lexical.bias, t);
+        assert!(logit("ignore your rules") > 0.0 && logit("the weather report") < 0.0);
+        assert_eq!(train(&rows, &a, &b, 8, &ScreenOptions::default()), with, "deterministic");
+        let options = ScreenOptions { lexical: false, ..ScreenOptions::default() };
+        let without = train(&rows, &a, &b, 8, &options);
+        assert!(without.lexical.is_none() && without.head.is_some());
     }
 
     #[test]

@@ -38,6 +38,10 @@ pub struct BuildArgs {
     /// pass over every pattern).
     #[arg(long)]
     pub contrast_features: bool,
+    /// Train the learned screen on the embedding alone, without its lexical head (hashed
+    /// character and word n-grams of each piece, whose logit adds to the embedding head's).
+    #[arg(long)]
+    pub no_lexical_screen: bool,
     /// L2 penalty of the learned screen (larger: smoother, less fitted to the training rows).
     #[arg(long, default_value_t = switchyard_build_index::DEFAULT_L2)]
     pub screen_l2: f64,
@@ -64,6 +68,7 @@ pub fn build_index(a: BuildArgs) -> Result<()> {
     screen.options.target_fpr = a.target_fpr;
     screen.ignore_catalog_file = a.no_catalog_train;
     screen.options.contrast_features = a.contrast_features;
+    screen.options.lexical = !a.no_lexical_screen;
     if !(a.screen_l2 > 0.0 && a.screen_l2.is_finite()) {
         anyhow::bail!("--screen-l2 {} must be a positive number such as 0.01", a.screen_l2);
     }
@@ -137,7 +142,12 @@ pub fn build_index(a: BuildArgs) -> Result<()> {
             );
             match &r.screen.head {
                 Some(h) => println!(
-                    "screen: learned head on {} attacks and {} benign texts ({}); threshold {:.3} for {:.1}% false positives; out of fold: AUC {:.3}, recall {:.3}, FPR {:.3}",
+                    "screen: learned head{} on {} attacks and {} benign texts ({}); threshold {:.3} for {:.1}% false positives; out of fold: AUC {:.3}, recall {:.3}, FPR {:.3}",
+                    if r.lexical_screen {
+                        " (embedding + lexical n-grams)"
+                    } else {
+                        " (embedding)"
+                    },
                     h.attacks,
                     h.benign,
                     h.sources.join(", "),
@@ -246,7 +256,15 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
     match index.screen() {
         Some(sc) => match &sc.head {
             Some(h) => println!(
-                "screen     learned head: threshold {:.3} for {:.1}% false positives, near copies of an attack from cosine {:.3}; {} attacks and {} benign rows ({}); out of fold AUC {:.3}, recall {:.3}, FPR {:.3}; windows of {} bytes, at most {}",
+                "screen     learned head ({}): threshold {:.3} for {:.1}% false positives, near copies of an attack from cosine {:.3}; {} attacks and {} benign rows ({}); out of fold AUC {:.3}, recall {:.3}, FPR {:.3}; windows of {} bytes, at most {}",
+                match index.screen_lexical() {
+                    Some(l) => format!(
+                        "embedding + lexical n-grams, {} weights, features v{}",
+                        l.weights.len(),
+                        l.features_version
+                    ),
+                    None => "embedding".to_string(),
+                },
                 h.threshold,
                 h.target_fpr * 100.0,
                 h.near_copy_threshold,

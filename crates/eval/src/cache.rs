@@ -50,13 +50,14 @@ pub fn cached_index(
     });
     if !up_to_date {
         let report = |done: usize, all: usize| progress("build index", done, all);
-        let (bytes, ..) = build_bytes_with(
+        let bytes = build_bytes_with(
             catalog,
             embedder,
             &ScreenTraining::default(),
             adapter,
             Some(&report),
-        )?;
+        )?
+        .bytes;
         switchyard_format::write_atomic(&path, &bytes)
             .map_err(switchyard_build_index::BuildError::from)?;
     }

@@ -4,8 +4,8 @@ use crate::layout::{
 };
 use crate::matrix::MatrixView;
 use crate::{
-    AdapterMeta, CascadeMeta, FormatError, IndexMeta, Result, ScreenMeta, SelectionMeta,
-    ThinkingMeta,
+    AdapterMeta, CascadeMeta, FormatError, IndexMeta, LexicalScreenMeta, Result, ScreenMeta,
+    SelectionMeta, ThinkingMeta,
 };
 use std::path::{Path, PathBuf};
 
@@ -98,6 +98,7 @@ pub struct Index {
     cascade: Option<CascadeMeta>,
     selection: Option<SelectionMeta>,
     screen: Option<ScreenMeta>,
+    screen_lexical: Option<LexicalScreenMeta>,
     adapter: Option<AdapterMeta>,
     thinking: Option<ThinkingMeta>,
 }
@@ -178,6 +179,15 @@ impl Index {
                 FormatError::BadMeta { path: path.clone(), message: format!("screen: {message}") }
             })?),
         };
+        let screen_lexical = match sections.iter().find(|s| s.kind == SectionKind::ScreenLexical) {
+            None => None,
+            Some(s) => Some(LexicalScreenMeta::decode(slice(bytes, s)).map_err(|message| {
+                FormatError::BadMeta {
+                    path: path.clone(),
+                    message: format!("screen_lexical: {message}"),
+                }
+            })?),
+        };
         let adapter = match sections.iter().find(|s| s.kind == SectionKind::Adapter) {
             None => None,
             Some(s) => Some(AdapterMeta::decode(slice(bytes, s)).map_err(|message| {
@@ -199,6 +209,7 @@ impl Index {
             cascade,
             selection,
             screen,
+            screen_lexical,
             adapter,
             thinking,
         };
@@ -260,6 +271,11 @@ impl Index {
     /// index has one (version 3 on).
     pub fn selection(&self) -> Option<&SelectionMeta> {
         self.selection.as_ref()
+    }
+
+    /// The screen's lexical head, when the index has one (version 6 on).
+    pub fn screen_lexical(&self) -> Option<&LexicalScreenMeta> {
+        self.screen_lexical.as_ref()
     }
 
     /// The screen section (learned injection head, windowing), when the index has one

@@ -3,7 +3,7 @@
 /// The first 8 bytes of every index.
 pub const MAGIC: [u8; 8] = *b"SWYDIDX\0";
 /// The version this build writes.
-pub const FORMAT_VERSION: u32 = 5;
+pub const FORMAT_VERSION: u32 = 6;
 /// The oldest version this build reads.
 pub const OLDEST_SUPPORTED_VERSION: u32 = 1;
 /// Every section starts on a multiple of this many bytes.
@@ -62,11 +62,14 @@ pub enum SectionKind {
     /// bincode-encoded [`crate::ThinkingMeta`]: the thinking modes, their keyword rules,
     /// scaffolds and the semantic fallback's calibration (optional; version 5 on).
     Thinking,
+    /// bincode-encoded [`crate::LexicalScreenMeta`]: the screen's lexical head over hashed
+    /// n-grams, added to the embedding head (optional; version 6 on; only beside `Screen`).
+    ScreenLexical,
 }
 
 impl SectionKind {
     /// Every kind in file order.
-    pub const ALL: [SectionKind; 15] = [
+    pub const ALL: [SectionKind; 16] = [
         SectionKind::Tools,
         SectionKind::Skills,
         SectionKind::Modes,
@@ -82,6 +85,7 @@ impl SectionKind {
         SectionKind::Adapter,
         SectionKind::ThinkingRows,
         SectionKind::Thinking,
+        SectionKind::ScreenLexical,
     ];
 
     /// The matrix kinds.
@@ -111,6 +115,7 @@ impl SectionKind {
             SectionKind::Adapter => 13,
             SectionKind::ThinkingRows => 14,
             SectionKind::Thinking => 15,
+            SectionKind::ScreenLexical => 16,
         }
     }
 
@@ -137,6 +142,7 @@ impl SectionKind {
             SectionKind::Adapter => "adapter",
             SectionKind::ThinkingRows => "thinking_rows",
             SectionKind::Thinking => "thinking",
+            SectionKind::ScreenLexical => "screen_lexical",
         }
     }
 
@@ -149,7 +155,8 @@ impl SectionKind {
             | SectionKind::Selection
             | SectionKind::Screen
             | SectionKind::Adapter
-            | SectionKind::Thinking => Dtype::U8,
+            | SectionKind::Thinking
+            | SectionKind::ScreenLexical => Dtype::U8,
             SectionKind::StringOffsets => Dtype::U32,
             _ => Dtype::F32,
         }

@@ -355,6 +355,25 @@ bincode_codec!(CascadeMeta, "cascade metadata");
 bincode_codec!(SelectionMeta, "selection metadata");
 bincode_codec!(ScreenMeta, "screen metadata");
 
+/// The screen's lexical head (optional section, version 6 on): a logistic model over hashed
+/// character and word n-grams of a piece's text (`switchyard_lexical::hashed_features`), whose
+/// logit is added to the embedding head's. The head's threshold was chosen for the sum.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LexicalScreenMeta {
+    /// Version of the features it was trained on.
+    pub features_version: u32,
+    /// Buckets per feature group; `weights` holds two groups.
+    pub buckets: u32,
+    /// Bias of the lexical logit.
+    pub bias: f32,
+    /// One weight per feature.
+    pub weights: Vec<f32>,
+    /// L2 penalty it was trained with.
+    pub l2: f32,
+}
+
+bincode_codec!(LexicalScreenMeta, "lexical screen metadata");
+
 /// The query adapter the index was built with (optional section, version 4 on): the tools and
 /// skills rows are stored already mapped by it, and the router maps the task vector with it
 /// before scoring them. See `switchyard-adapter` for the map.

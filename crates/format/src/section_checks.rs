@@ -158,6 +158,22 @@ pub(crate) fn screen(index: &Index) -> Result<()> {
             )));
         }
     }
+    if let Some(lexical) = index.screen_lexical() {
+        if screen.head.is_none() {
+            return Err(bad("a lexical head without the embedding head it adds to".into()));
+        }
+        let want = 2 * lexical.buckets as usize;
+        if lexical.buckets == 0 || lexical.weights.len() != want {
+            return Err(bad(format!(
+                "lexical head has {} weights for {} buckets per group (want {want})",
+                lexical.weights.len(),
+                lexical.buckets
+            )));
+        }
+        if !lexical.bias.is_finite() || !lexical.weights.iter().all(|x| x.is_finite()) {
+            return Err(bad("lexical head has a non-finite weight".into()));
+        }
+    }
     Ok(())
 }
 

@@ -19,6 +19,7 @@ pub struct IndexWriter {
     cascade: Option<Vec<u8>>,
     selection: Option<Vec<u8>>,
     screen: Option<Vec<u8>>,
+    screen_lexical: Option<Vec<u8>>,
     adapter: Option<Vec<u8>>,
     thinking: Option<Vec<u8>>,
 }
@@ -35,6 +36,7 @@ impl IndexWriter {
             cascade: None,
             selection: None,
             screen: None,
+            screen_lexical: None,
             adapter: None,
             thinking: None,
         }
@@ -99,6 +101,9 @@ impl IndexWriter {
         if let Some(screen) = index.screen() {
             w.screen(screen)?;
         }
+        if let Some(lexical) = index.screen_lexical() {
+            w.screen_lexical(lexical)?;
+        }
         if let Some(adapter) = index.adapter() {
             w.adapter(adapter)?;
         }
@@ -137,6 +142,12 @@ impl IndexWriter {
     /// Sets the screen section (the learned injection screen and the windowing of entries).
     pub fn screen(&mut self, meta: &crate::ScreenMeta) -> Result<&mut Self> {
         self.screen = Some(meta.encode()?);
+        Ok(self)
+    }
+
+    /// Sets the screen's lexical head (written only beside a screen section).
+    pub fn screen_lexical(&mut self, meta: &crate::LexicalScreenMeta) -> Result<&mut Self> {
+        self.screen_lexical = Some(meta.encode()?);
         Ok(self)
     }
 
@@ -207,6 +218,14 @@ impl IndexWriter {
         if let Some(thinking) = &self.thinking {
             payloads.push(self.matrix_payload(SectionKind::ThinkingRows)?);
             payloads.push((SectionKind::Thinking, thinking.clone(), 0, 0, 0));
+        }
+        if let Some(lexical) = &self.screen_lexical {
+            if self.screen.is_none() {
+                return Err(FormatError::InvalidInput(
+                    "a lexical screen was set without a screen section".into(),
+                ));
+            }
+            payloads.push((SectionKind::ScreenLexical, lexical.clone(), 0, 0, 0));
         }
 
         let count = payloads.len();

@@ -105,7 +105,18 @@ fn sample_writer() -> IndexWriter {
     w.selection(&sample_selection()).unwrap();
     w.screen(&sample_screen()).unwrap();
     w.thinking(rows(&[15, 16, 17]), &sample_thinking()).unwrap();
+    w.screen_lexical(&sample_lexical()).unwrap();
     w
+}
+
+fn sample_lexical() -> LexicalScreenMeta {
+    LexicalScreenMeta {
+        features_version: 1,
+        buckets: 4,
+        bias: -0.25,
+        weights: vec![0.5, -0.5, 1.0, 0.0, 0.25, 0.125, -1.0, 2.0],
+        l2: 4e-5,
+    }
 }
 
 fn sample_thinking() -> ThinkingMeta {
@@ -189,6 +200,39 @@ fn the_screen_section_round_trips_and_a_bad_one_is_refused() {
     let mut zero = sample_screen();
     zero.windowing.max_windows = 0;
     assert!(refused(zero).contains("windowing has a zero bound"));
+}
+
+#[test]
+fn the_lexical_screen_round_trips_only_beside_a_head_and_a_bad_one_is_refused() {
+    let index =
+        Index::from_bytes(&sample_writer().to_bytes().unwrap(), &OpenOptions::new()).unwrap();
+    assert_eq!(index.screen_lexical(), Some(&sample_lexical()));
+    let refused = |lexical: LexicalScreenMeta, screen: ScreenMeta| {
+        let mut w = sample_writer();
+        w.screen(&screen).unwrap().screen_lexical(&lexical).unwrap();
+        Index::from_bytes(&w.to_bytes().unwrap(), &OpenOptions::new()).unwrap_err().to_string()
+    };
+    let mut short = sample_lexical();
+    short.weights.pop();
+    let e = refused(short, sample_screen());
+    assert!(
+        e.contains("screen: lexical head has 7 weights for 4 buckets per group (want 8)"),
+        "{e}"
+    );
+    let mut nan = sample_lexical();
+    nan.bias = f32::NAN;
+    assert!(refused(nan, sample_screen()).contains("lexical head has a non-finite weight"));
+    let mut headless = sample_screen();
+    headless.head = None;
+    headless.fallback_reason = Some("too few patterns".into());
+    let e = refused(sample_lexical(), headless);
+    assert!(e.contains("a lexical head without the embedding head it adds to"), "{e}");
+    let mut w = IndexWriter::new(DIM, [0xab; 16]);
+    w.screen_lexical(&sample_lexical()).unwrap();
+    w.matrix(SectionKind::Tools, unit(1)).unwrap();
+    w.strings(vec!["read a file".into()]);
+    let e = w.to_bytes().map(|_| ()).unwrap_err().to_string();
+    assert!(e.contains("without a screen section") || e.contains("metadata"), "{e}");
 }
 
 #[test]
@@ -410,8 +454,9 @@ fn header_layout_matches_the_spec() {
     assert_eq!(u32::from_le_bytes(b[8..12].try_into().unwrap()), FORMAT_VERSION);
     assert_eq!(u32::from_le_bytes(b[12..16].try_into().unwrap()), 64);
     assert_eq!(u64::from_le_bytes(b[16..24].try_into().unwrap()), FLAG_ROWS_NORMALISED);
-    // 8 sections, plus static_rows, cascade, selection, screen, thinking_rows and thinking.
-    assert_eq!(u32::from_le_bytes(b[24..28].try_into().unwrap()), 14);
+    // 8 sections, plus static_rows, cascade, selection, screen, thinking_rows, thinking and
+    // screen_lexical.
+    assert_eq!(u32::from_le_bytes(b[24..28].try_into().unwrap()), 15);
     assert_eq!(u32::from_le_bytes(b[28..32].try_into().unwrap()), DIM as u32);
     assert_eq!(&b[32..48], &[0xab; 16]);
     assert_eq!(u64::from_le_bytes(b[48..56].try_into().unwrap()), b.len() as u64);
@@ -455,7 +500,7 @@ fn errors_are_distinct_and_verbatim() {
     b[8..12].copy_from_slice(&99u32.to_le_bytes());
     assert_eq!(
         open_err(&b),
-        "index <memory>: format version 99 is not supported (this build reads 1..=5); rebuild it with switchyard build-index"
+        "index <memory>: format version 99 is not supported (this build reads 1..=6); rebuild it with switchyard build-index"
     );
     let mut b = good.clone();
     b[28] ^= 1;

@@ -223,6 +223,16 @@ impl RouterBuilder {
                 }
             }
         }
+        if let Some(lexical) = index.screen_lexical()
+            && (lexical.features_version != switchyard_lexical::HASHED_FEATURES_VERSION
+                || lexical.buckets as usize != switchyard_lexical::HASHED_BUCKETS)
+        {
+            return Err(RouteError::AnalyzerMismatch {
+                path: self.path.clone(),
+                found: lexical.features_version,
+                expected: switchyard_lexical::HASHED_FEATURES_VERSION,
+            });
+        }
         Router::from_index(index, embedder, c.clone())
     }
 }

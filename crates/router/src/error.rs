@@ -28,10 +28,11 @@ pub enum RouteError {
         /// Its fingerprint.
         fingerprint: String,
     },
-    /// The index's lexical statistics were made by another analyser version.
+    /// The index's lexical statistics (or its screen's lexical head) were made by another
+    /// analyser version.
     #[error(
         "index {path}: its lexical statistics come from analyser version {found}, this build \
-         analyses tasks with version {expected}; rebuild it with switchyard build-index"
+         analyses text with version {expected}; rebuild it with switchyard build-index"
     )]
     AnalyzerMismatch {
         /// The index.

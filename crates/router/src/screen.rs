@@ -6,8 +6,9 @@
 //! names the piece with the highest score: which part of the text, and why.
 //!
 //! **Rules.** With a learned head in the index (the default), a piece is flagged when the
-//! head's logit over its embedding (and, if trained with them, its nearest-pattern scores)
-//! reaches the head's threshold, chosen at build time for a target false-positive rate, or
+//! head's logit over its embedding (and, if trained with them, its nearest-pattern scores),
+//! plus the logit of the lexical head over the piece's hashed character and word n-grams when
+//! the index has one (version 6 on), reaches the head's threshold, chosen at build time for a target false-positive rate, or
 //! when it is a near copy of a known attack (closer to it than to any benign look-alike, and
 //! at least as close as the head's `near_copy_threshold`). Without one (a catalog
 //! too small to train it, or an index older than version 4), the nearest-pattern **contrast
@@ -15,17 +16,18 @@
 //! `benign` are the piece's best cosines against the attack patterns and the benign
 //! look-alikes.
 //!
-//! Scores come from dot products with stored vectors, never from embedding.
+//! Scores come from dot products with stored vectors and the piece's own text, never from
+//! embedding.
 
 use crate::{Result, RouteError, Router, kernels};
 use serde::Serialize;
 use switchyard_format::{MatrixView, ScreenHead, SectionKind};
-use switchyard_untrusted::Origin;
+use switchyard_untrusted::{Origin, PrepareConfig};
 
 /// Version of the screening rules in [`Router::screen`]: part of [`Router::screen_key`], so
 /// verdicts stored by an older rule are not read as this one's. Bump it whenever the same
 /// index and pieces could reach another verdict.
-pub const SCREEN_RULES_VERSION: u32 = 1;
+pub const SCREEN_RULES_VERSION: u32 = 2;
 
 /// Entries with at least this many pieces (the whole included) are scored on every core.
 const PARALLEL_PIECES: usize = 8;
@@ -91,6 +93,9 @@ pub struct Verdict {
     pub pieces_screened: usize,
     /// Whether only the whole entry was screened (no stored windows).
     pub whole_entry_only: bool,
+    /// The deciding piece's lexical logit (hashed n-grams of its text), already part of
+    /// `score`; absent without a lexical head.
+    pub lexical_score: Option<f32>,
     /// Best score of the deciding piece against an attack pattern.
     pub attack_score: f32,
     /// That pattern's text.
@@ -124,6 +129,7 @@ pub struct ScreenReport {
 /// its nearest attack and benign look-alike (score, row).
 struct Best {
     score: f32,
+    lexical: Option<f32>,
     threshold: f32,
     piece: Option<usize>,
     attack: (f32, usize),
@@ -140,6 +146,29 @@ fn nearest(m: &MatrixView<'_>, v: &[f32]) -> (f32, usize) {
         }
     }
     if m.rows() == 0 { (0.0, 0) } else { best }
+}
+
+/// The text a stored piece's embedding was made from, rebuilt from the entry as
+/// `switchyard_untrusted::prepare` made it: the window as it is, de-obfuscated, or the decoded
+/// payload.
+fn piece_text(text: &str, piece: &PieceRef<'_>, prepare: &PrepareConfig) -> String {
+    let (start, end) = (piece.start.min(text.len()), piece.end.min(text.len()));
+    let Some(raw) = text.get(start..end) else { return String::new() };
+    match piece.origin {
+        Origin::Window => raw.to_string(),
+        Origin::Normalised => switchyard_untrusted::normalise(raw),
+        Origin::Decoded => switchyard_untrusted::base64_payloads(raw, 1)
+            .into_iter()
+            .next()
+            .map(|(_, _, decoded)| {
+                let mut cut = decoded.len().min(prepare.max_payload_bytes);
+                while !decoded.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                switchyard_untrusted::normalise(&decoded[..cut])
+            })
+            .unwrap_or_default(),
+    }
 }
 
 fn excerpt(text: &str, start: usize, end: usize) -> String {
@@ -179,21 +208,28 @@ impl Router {
             fallback_reason: self.screen_fallback_reason(),
             ..ScreenReport::default()
         };
-        // One piece's score and threshold, and its nearest attack and benign look-alike.
-        let score_piece = |v: &[f32]| -> (f32, f32, (f32, usize), (f32, usize)) {
+        let lexical = head.and(self.index().screen_lexical());
+        let prepare = self.prepare_config();
+        // One piece's score and threshold, its lexical logit, and its nearest attack and benign
+        // look-alike.
+        type Scored = (f32, f32, Option<f32>, (f32, usize), (f32, usize));
+        let score_piece = |v: &[f32], text: &dyn Fn() -> String| -> Scored {
             let (a, b) = (nearest(&attacks, v), nearest(&benign, v));
             match head {
                 Some(h) => {
+                    let lex = lexical
+                        .map(|l| switchyard_lexical::hashed_logit(&l.weights, l.bias, &text()));
                     // The nearest patterns are features of the head and the near-copy check.
                     let logit = kernels::dot(&h.weights, v)
                         + h.attack_weight * a.0
                         + h.benign_weight * b.0
-                        + h.bias;
+                        + h.bias
+                        + lex.unwrap_or(0.0);
                     let near_copy = a.0 >= h.near_copy_threshold && a.0 > b.0;
                     // A near copy counts as reaching the threshold (its logit is kept when
                     // higher).
                     let score = if near_copy { logit.max(h.threshold) } else { logit };
-                    (score, h.threshold, a, b)
+                    (score, h.threshold, lex, a, b)
                 }
                 None => {
                     let t = self.injection_threshold();
@@ -205,7 +241,7 @@ impl Router {
                     };
                     // Strictly above the benign side, as the rule says.
                     let score = if over_benign == 0.0 { -f32::MIN_POSITIVE } else { score };
-                    (score, 0.0, a, b)
+                    (score, 0.0, None, a, b)
                 }
             }
         };
@@ -213,21 +249,28 @@ impl Router {
             let whole = std::iter::once((None, e.embedding));
             let pieces = e.pieces.iter().enumerate().map(|(k, p)| (Some(k), p.embedding));
             let all: Vec<(Option<usize>, &[f32])> = whole.chain(pieces).collect();
+            // The text a piece's embedding was made from (only read with a lexical head).
+            let text_of = |k: Option<usize>| match k {
+                None => e.text.to_string(),
+                Some(k) => piece_text(e.text, &e.pieces[k], &prepare),
+            };
+            let score_one = |&(k, v): &(Option<usize>, &[f32])| score_piece(v, &|| text_of(k));
             // A long entry's pieces are scored on every core (each is a pass over the attack
             // and benign rows); the reduction below is sequential, so the verdict is the same.
             let scored: Vec<_> = if all.len() >= PARALLEL_PIECES {
                 use rayon::prelude::*;
-                all.par_iter().map(|&(_, v)| score_piece(v)).collect()
+                all.par_iter().map(score_one).collect()
             } else {
-                all.iter().map(|&(_, v)| score_piece(v)).collect()
+                all.iter().map(score_one).collect()
             };
             let mut best: Option<Best> = None;
-            for (&(k, _), &(score, threshold, a, b)) in all.iter().zip(&scored) {
+            for (&(k, _), &(score, threshold, lexical, a, b)) in all.iter().zip(&scored) {
                 if best.as_ref().is_none_or(|b0| score > b0.score) {
-                    best = Some(Best { score, threshold, piece: k, attack: a, benign: b });
+                    best = Some(Best { score, lexical, threshold, piece: k, attack: a, benign: b });
                 }
             }
-            let Some(Best { score, threshold, piece: k, attack: a, benign: b }) = best else {
+            let Some(Best { score, lexical, threshold, piece: k, attack: a, benign: b }) = best
+            else {
                 continue;
             };
             let (start, end, origin, piece) = match k {
@@ -253,6 +296,7 @@ impl Router {
                 },
                 pieces_screened: 1 + e.pieces.len(),
                 whole_entry_only: e.pieces.is_empty(),
+                lexical_score: lexical,
                 attack_score: a.0,
                 nearest_attack: if attacks.rows() > 0 {
                     self.index().row_text(SectionKind::Injections, a.1).to_string()
