@@ -3,7 +3,8 @@
 //! 2,000-word entry (up to 64 windows), reading the verdict recorded for an entry screened
 //! before with the same index (what an assembly pays then), and `memory add` of that long
 //! entry (cutting it into windows, embedding every one, screening it and recording the
-//! verdict), for each provisioned model.
+//! verdict), for each provisioned model. The stored entries are also screened by an index
+//! built without the lexical head (`embedding_head_only`), which shows what that head costs.
 //!
 //! Run with: `cargo bench --bench screen`
 
@@ -34,6 +35,19 @@ fn bench(c: &mut Criterion) {
     for (name, model) in common::models() {
         let index = common::default_index(model.as_ref(), dir.path(), name);
         let router = RouterBuilder::new(&index).build(Arc::clone(&model)).expect("router");
+        let embedding_only = dir.path().join(format!("{name}-embedding-only.idx"));
+        let mut options = switchyard_build_index::BuildOptions::default();
+        options.screen.options.lexical = false;
+        let manifests = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("manifests");
+        switchyard_build_index::build_to_file(
+            &manifests,
+            &embedding_only,
+            model.as_ref(),
+            &options,
+        )
+        .expect("building the index without a lexical head");
+        let router_embedding_only =
+            RouterBuilder::new(&embedding_only).build(Arc::clone(&model)).expect("router");
         let prepare = router.prepare_config();
         let stored = embed_for_screening(model.as_ref(), &[SHORT, &long], &prepare).expect("embed");
         for (label, text, e) in
@@ -44,6 +58,9 @@ fn bench(c: &mut Criterion) {
                 format!("{name}/stored_entry={label}/pieces={}", 1 + e.pieces.len()),
                 |b| b.iter(|| router.screen(black_box(&entry)).expect("screen")),
             );
+            group.bench_function(format!("{name}/stored_entry={label}/embedding_head_only"), |b| {
+                b.iter(|| router_embedding_only.screen(black_box(&entry)).expect("screen"))
+            });
         }
         let db = dir.path().join(format!("{name}.db"));
         let mut store = MemoryStore::open(&db).expect("store");

@@ -305,3 +305,23 @@ fn the_lexical_head_adds_its_logit_to_each_piece_and_turning_it_off_rebuilds_the
     let v = screened.kept.iter().chain(&screened.dropped).next().unwrap();
     assert_eq!(v.lexical_score, None);
 }
+
+#[test]
+fn an_index_whose_lexical_head_reads_other_features_is_refused_with_the_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = build(&default_catalog(), hash().as_ref(), dir.path(), "x.idx");
+    let index = switchyard_format::Index::open(&path, &Default::default()).unwrap();
+    let mut lexical = index.screen_lexical().expect("a lexical head").clone();
+    lexical.features_version = 99;
+    let mut w = switchyard_format::IndexWriter::from_index(&index).unwrap();
+    w.screen_lexical(&lexical).unwrap();
+    let other = dir.path().join("other.idx");
+    w.write(&other).unwrap();
+    let e = RouterBuilder::new(&other).build(hash()).unwrap_err().to_string();
+    assert!(
+        e.contains("other.idx")
+            && e.contains("hashed features version 99")
+            && e.contains("rebuild it with switchyard build-index"),
+        "{e}"
+    );
+}

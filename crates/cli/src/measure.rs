@@ -456,8 +456,9 @@ pub fn eval(a: EvalArgs) -> Result<()> {
                 return print_json(&report);
             }
             println!(
-                "rule {} (threshold {:.3}){}, model {}, {:.1} pieces per sample",
+                "rule {}{} (threshold {:.3}){}, model {}, {:.1} pieces per sample",
                 report.rule,
+                if report.lexical_head { " (embedding + lexical n-grams)" } else { "" },
                 report.threshold,
                 report.fallback_reason.as_ref().map(|r| format!(": {r}")).unwrap_or_default(),
                 report.model.name,

@@ -80,6 +80,8 @@ pub struct InjectionReport {
     pub model: ModelInfo,
     /// The rule in force: `head` (learned) or `contrast`.
     pub rule: &'static str,
+    /// Whether the learned screen has a lexical head beside its embedding head.
+    pub lexical_head: bool,
     /// Why the contrast rule screens alone, when it does.
     pub fallback_reason: Option<String>,
     /// The deployed rule's threshold (the head's logit threshold, or 0 for the contrast rule).
@@ -208,6 +210,7 @@ pub fn eval_injection(
         samples_file: cfg.samples.clone(),
         model: ModelInfo::of(embedder.as_ref()),
         rule: if router.screen_head().is_some() { "head" } else { "contrast" },
+        lexical_head: router.screen_head().is_some() && router.index().screen_lexical().is_some(),
         fallback_reason: router.screen_fallback_reason(),
         threshold,
         contrast_threshold: router.injection_threshold(),

@@ -62,33 +62,36 @@ pub fn hashed_features(text: &str) -> Vec<(u32, f32)> {
     let folded = fold(text);
     let words: Vec<&str> = folded.unicode_words().collect();
     let mut chars = Vec::new();
-    let mut padded: Vec<char> = Vec::new();
-    let mut buf = [0u8; 4];
-    let mut gram = String::new();
+    // The padded word and the byte offset of each of its characters (and its end): an n-gram
+    // is hashed straight from the bytes between two offsets, never copied.
+    let mut padded = String::new();
+    let mut bounds: Vec<usize> = Vec::new();
     for w in &words {
         padded.clear();
         padded.push(' ');
-        padded.extend(w.chars());
+        padded.push_str(w);
         padded.push(' ');
+        bounds.clear();
+        bounds.extend(padded.char_indices().map(|(i, _)| i));
+        bounds.push(padded.len());
+        let len = bounds.len() - 1;
         for n in CHAR_NGRAMS {
             // A word shorter than `n` (padding included) gives itself once.
-            let starts = padded.len().saturating_sub(n) + 1;
+            let starts = len.saturating_sub(n) + 1;
             for s in 0..starts {
-                gram.clear();
-                for c in &padded[s..(s + n).min(padded.len())] {
-                    gram.push_str(c.encode_utf8(&mut buf));
-                }
-                chars.push(bucket(b'c', gram.as_bytes()));
+                let end = bounds[(s + n).min(len)];
+                chars.push(bucket(b'c', &padded.as_bytes()[bounds[s]..end]));
             }
         }
     }
     let mut word_features: Vec<u32> = words.iter().map(|w| bucket(b'w', w.as_bytes())).collect();
-    for pair in words.windows(2) {
-        gram.clear();
-        gram.push_str(pair[0]);
-        gram.push(' ');
-        gram.push_str(pair[1]);
-        word_features.push(bucket(b'b', gram.as_bytes()));
+    let mut pair = String::new();
+    for two in words.windows(2) {
+        pair.clear();
+        pair.push_str(two[0]);
+        pair.push(' ');
+        pair.push_str(two[1]);
+        word_features.push(bucket(b'b', pair.as_bytes()));
     }
     let mut out = Vec::with_capacity(chars.len() + word_features.len());
     unit_group(chars, 0, &mut out);

@@ -227,10 +227,12 @@ impl RouterBuilder {
             && (lexical.features_version != switchyard_lexical::HASHED_FEATURES_VERSION
                 || lexical.buckets as usize != switchyard_lexical::HASHED_BUCKETS)
         {
-            return Err(RouteError::AnalyzerMismatch {
+            return Err(RouteError::ScreenFeaturesMismatch {
                 path: self.path.clone(),
                 found: lexical.features_version,
+                buckets: lexical.buckets,
                 expected: switchyard_lexical::HASHED_FEATURES_VERSION,
+                expected_buckets: switchyard_lexical::HASHED_BUCKETS,
             });
         }
         Router::from_index(index, embedder, c.clone())

@@ -28,11 +28,10 @@ pub enum RouteError {
         /// Its fingerprint.
         fingerprint: String,
     },
-    /// The index's lexical statistics (or its screen's lexical head) were made by another
-    /// analyser version.
+    /// The index's lexical statistics were made by another analyser version.
     #[error(
         "index {path}: its lexical statistics come from analyser version {found}, this build \
-         analyses text with version {expected}; rebuild it with switchyard build-index"
+         analyses tasks with version {expected}; rebuild it with switchyard build-index"
     )]
     AnalyzerMismatch {
         /// The index.
@@ -41,6 +40,25 @@ pub enum RouteError {
         found: u32,
         /// This build's version.
         expected: u32,
+    },
+    /// The screen's lexical head was trained on another version or size of the hashed
+    /// features.
+    #[error(
+        "index {path}: its screen's lexical head reads hashed features version {found} in \
+         {buckets} buckets, this build makes version {expected} in {expected_buckets}; rebuild \
+         it with switchyard build-index"
+    )]
+    ScreenFeaturesMismatch {
+        /// The index.
+        path: PathBuf,
+        /// The version in the index.
+        found: u32,
+        /// Its buckets per group.
+        buckets: u32,
+        /// This build's version.
+        expected: u32,
+        /// This build's buckets per group.
+        expected_buckets: usize,
     },
     /// A configuration value is out of range.
     #[error("router config: {field}: {message}")]
