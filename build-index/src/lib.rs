@@ -586,22 +586,10 @@ fn screen_section(
         |m: &[f32]| -> Vec<Vec<f32>> { m.chunks_exact(dim).map(<[f32]>::to_vec).collect() };
     let mut rows: Vec<screen::Row> = Vec::new();
     for (i, (v, t)) in rows_of(&matrices[3]).into_iter().zip(&texts[3]).enumerate() {
-        rows.push(screen::Row {
-            text: t.clone(),
-            embedding: v,
-            attack: true,
-            pattern_row: Some(i),
-            benign_row: None,
-        });
+        rows.push(screen::Row { pattern_row: Some(i), ..screen::Row::new(t.clone(), v, true) });
     }
     for (i, (v, t)) in rows_of(&matrices[4]).into_iter().zip(&texts[4]).enumerate() {
-        rows.push(screen::Row {
-            text: t.clone(),
-            embedding: v,
-            attack: false,
-            pattern_row: None,
-            benign_row: Some(i),
-        });
+        rows.push(screen::Row { benign_row: Some(i), ..screen::Row::new(t.clone(), v, false) });
     }
     let ordinary = [
         (&matrices[0][..], &texts[0][..]),
@@ -611,13 +599,7 @@ fn screen_section(
     ];
     for (m, t) in ordinary {
         for (v, t) in rows_of(m).into_iter().zip(t) {
-            rows.push(screen::Row {
-                text: t.clone(),
-                embedding: v,
-                attack: false,
-                pattern_row: None,
-                benign_row: None,
-            });
+            rows.push(screen::Row::new(t.clone(), v, false));
         }
     }
     let catalog_attacks: Vec<String> = catalog.patterns.iter().map(|p| p.text.clone()).collect();
@@ -631,13 +613,7 @@ fn screen_section(
     if !texts.is_empty() {
         let vectors = embed_all(embedder, &texts, None)?;
         for ((v, attack), text) in vectors.into_iter().zip(labels).zip(texts) {
-            rows.push(screen::Row {
-                text,
-                embedding: v,
-                attack,
-                pattern_row: None,
-                benign_row: None,
-            });
+            rows.push(screen::Row::new(text, v, attack));
         }
     }
     Ok(screen::train(&rows, &matrices[3], &matrices[4], dim, &training.options))

@@ -75,6 +75,13 @@ pub struct Row {
     pub benign_row: Option<usize>,
 }
 
+impl Row {
+    /// A row that is neither a catalog attack pattern nor a benign look-alike.
+    pub fn new(text: String, embedding: Vec<f32>, attack: bool) -> Self {
+        Self { text, embedding, attack, pattern_row: None, benign_row: None }
+    }
+}
+
 /// Settings of the screen training.
 #[derive(Debug, Clone)]
 pub struct ScreenOptions {

@@ -158,48 +158,14 @@ impl Index {
         let meta_section = find(&path, &sections, SectionKind::Meta)?;
         let meta = IndexMeta::decode(slice(bytes, meta_section))
             .map_err(|message| FormatError::BadMeta { path: path.clone(), message })?;
-        let cascade = match sections.iter().find(|s| s.kind == SectionKind::Cascade) {
-            None => None,
-            Some(s) => Some(CascadeMeta::decode(slice(bytes, s)).map_err(|message| {
-                FormatError::BadMeta { path: path.clone(), message: format!("cascade: {message}") }
-            })?),
-        };
-        let selection = match sections.iter().find(|s| s.kind == SectionKind::Selection) {
-            None => None,
-            Some(s) => Some(SelectionMeta::decode(slice(bytes, s)).map_err(|message| {
-                FormatError::BadMeta {
-                    path: path.clone(),
-                    message: format!("selection: {message}"),
-                }
-            })?),
-        };
-        let screen = match sections.iter().find(|s| s.kind == SectionKind::Screen) {
-            None => None,
-            Some(s) => Some(ScreenMeta::decode(slice(bytes, s)).map_err(|message| {
-                FormatError::BadMeta { path: path.clone(), message: format!("screen: {message}") }
-            })?),
-        };
-        let screen_lexical = match sections.iter().find(|s| s.kind == SectionKind::ScreenLexical) {
-            None => None,
-            Some(s) => Some(LexicalScreenMeta::decode(slice(bytes, s)).map_err(|message| {
-                FormatError::BadMeta {
-                    path: path.clone(),
-                    message: format!("screen_lexical: {message}"),
-                }
-            })?),
-        };
-        let adapter = match sections.iter().find(|s| s.kind == SectionKind::Adapter) {
-            None => None,
-            Some(s) => Some(AdapterMeta::decode(slice(bytes, s)).map_err(|message| {
-                FormatError::BadMeta { path: path.clone(), message: format!("adapter: {message}") }
-            })?),
-        };
-        let thinking = match sections.iter().find(|s| s.kind == SectionKind::Thinking) {
-            None => None,
-            Some(s) => Some(ThinkingMeta::decode(slice(bytes, s)).map_err(|message| {
-                FormatError::BadMeta { path: path.clone(), message: format!("thinking: {message}") }
-            })?),
-        };
+        let optional = |kind| (&path, bytes, sections.as_slice(), kind);
+        let cascade = decode_optional(optional(SectionKind::Cascade), CascadeMeta::decode)?;
+        let selection = decode_optional(optional(SectionKind::Selection), SelectionMeta::decode)?;
+        let screen = decode_optional(optional(SectionKind::Screen), ScreenMeta::decode)?;
+        let screen_lexical =
+            decode_optional(optional(SectionKind::ScreenLexical), LexicalScreenMeta::decode)?;
+        let adapter = decode_optional(optional(SectionKind::Adapter), AdapterMeta::decode)?;
+        let thinking = decode_optional(optional(SectionKind::Thinking), ThinkingMeta::decode)?;
         let index = Self {
             path,
             storage,
@@ -464,6 +430,24 @@ impl Index {
 /// buffer in memory, so it fits; saturating keeps a logic error an out-of-range slice error.
 fn us(n: u64) -> usize {
     usize::try_from(n).unwrap_or(usize::MAX)
+}
+
+/// Decodes the optional metadata section `kind` with `decode`; an undecodable one is an error
+/// naming the section.
+fn decode_optional<T>(
+    (path, bytes, sections, kind): (&PathBuf, &[u8], &[Section], SectionKind),
+    decode: fn(&[u8]) -> std::result::Result<T, String>,
+) -> Result<Option<T>> {
+    sections
+        .iter()
+        .find(|s| s.kind == kind)
+        .map(|s| {
+            decode(slice(bytes, s)).map_err(|message| FormatError::BadMeta {
+                path: path.clone(),
+                message: format!("{}: {message}", kind.name()),
+            })
+        })
+        .transpose()
 }
 
 fn slice<'a>(bytes: &'a [u8], s: &Section) -> &'a [u8] {
