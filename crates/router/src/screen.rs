@@ -8,8 +8,8 @@
 //! **Rules.** With a learned head in the index (the default), a piece is flagged when the
 //! head's logit over its embedding (and, if trained with them, its nearest-pattern scores),
 //! plus the logit of the lexical head over the piece's hashed character and word n-grams when
-//! the index has one (version 6 on), reaches the head's threshold, chosen at build time for a target false-positive rate, or
-//! when it is a near copy of a known attack (closer to it than to any benign look-alike, and
+//! the index has one (version 6 on), reaches the head's threshold, chosen at build time for a
+//! target false-positive rate, or when it is a near copy of a known attack (closer to it than to any benign look-alike, and
 //! at least as close as the head's `near_copy_threshold`). Without one (a catalog
 //! too small to train it, or an index older than version 4), the nearest-pattern **contrast
 //! rule** decides: `attack >= threshold` and `attack > benign + margin`, where `attack` and
