@@ -249,10 +249,12 @@ fn embed_reports_where_the_load_went() {
     assert!(parts.iter().all(|&x| x >= 0.0), "{parts:?}");
     // The tokenizer parses on its own thread while the weights are read and packed: the load
     // takes at least the longer of the two branches and at most all of it in a row.
-    let [_, weights, pack, tokenizer] = parts;
+    let [resolve, weights, pack, tokenizer] = parts;
     let total = step("total_ms");
     assert!(total >= (weights + pack).max(tokenizer) - 1.0, "the load outlasts each branch: {v}");
-    assert!(total <= weights + pack + tokenizer + 1.0, "no time goes unaccounted: {v}");
+    // Resolving the model comes before both branches; starting and joining the tokenizer's
+    // thread is the only time outside the steps (a few ms on a loaded 2-core machine).
+    assert!(total <= resolve + weights + pack + tokenizer + 5.0, "no time goes unaccounted: {v}");
     assert!(v["weights"].as_str().is_some_and(|w| !w.is_empty() && w != "none"), "{v}");
 }
 
