@@ -500,29 +500,18 @@ pub fn build_bytes_with(
         thresholds,
         string_base,
     };
-    let screen = match raw_items {
-        // The screen lives in the model's space: it trains on the rows as the model gave them.
-        Some([tools, skills]) => {
-            let raw =
-                [tools, skills, matrices[2].clone(), matrices[3].clone(), matrices[4].clone()];
-            screen_section(
-                embedder,
-                screen_training,
-                catalog,
-                (&raw, &groups),
-                (&off_topic, &off_topic_texts),
-                dim,
-            )?
-        }
-        None => screen_section(
-            embedder,
-            screen_training,
-            catalog,
-            (&matrices, &groups),
-            (&off_topic, &off_topic_texts),
-            dim,
-        )?,
-    };
+    // The screen lives in the model's space: it trains on the rows as the model gave them.
+    let raw_matrices = raw_items.map(|[tools, skills]| {
+        [tools, skills, matrices[2].clone(), matrices[3].clone(), matrices[4].clone()]
+    });
+    let screen = screen_section(
+        embedder,
+        screen_training,
+        catalog,
+        (raw_matrices.as_ref().map_or(&matrices[..], |m| &m[..]), &groups),
+        (&off_topic, &off_topic_texts),
+        dim,
+    )?;
     let mut w = IndexWriter::new(dim, info.fingerprint.0);
     for (kind, m) in SectionKind::MATRICES.into_iter().zip(matrices) {
         w.matrix(kind, m)?;
