@@ -1,15 +1,21 @@
 """Writes manifests/injection-train.jsonl: the labelled rows the default index's learned
 injection screen trains on besides the catalog's own patterns, taken from the public sets in
 ../shared/data. `models/provision.py` runs it at set-up when that folder is there; the file is
-derived from third-party data sets, so it is generated, never committed (see their READMEs for sources and licences: BIPIA MIT, JailbreakBench MIT,
-NotInject MIT, WildGuardTest ODC-BY).
+derived from third-party data sets, so it is generated, never committed (see their READMEs for sources and licences: BIPIA MIT, CyberSecEval MIT,
+JailbreakBench MIT, NotInject MIT, WildGuardTest ODC-BY).
 
 The split is by content hash, so it is stable and the other halves stay free for reporting:
-  train:  BIPIA attacks.jsonl rows with split=train (bare instructions, label 1);
+  train:  BIPIA attacks.jsonl rows with split=train (bare instructions, label 1), and the
+          clean contexts of BIPIA samples.jsonl whose `task:context_idx` hashes even (label 0:
+          build-index cuts them into windows and plants attacks in them);
+          CyberSecEval rows whose `prompt_id` hashes even (a test case and its translations on
+          one side; user inputs label 1, system prompts label 0);
           JailbreakBench rows whose `behavior` hashes even (all methods of one behaviour on
           one side); NotInject and WildGuard rows whose text hashes even.
-  report: BIPIA samples.jsonl (test attacks, contexts never trained), all of CyberSecEval
-          (never trained), and the odd halves of the three others (--report-dir writes them).
+  report: the odd halves (--report-dir writes them): BIPIA samples.jsonl rows of the other
+          contexts, clean and injected (their inserted attacks are the set's test attacks,
+          never trained on), and the other CyberSecEval cases, JailbreakBench behaviours,
+          NotInject and WildGuard rows.
 
 Usage: python3 build-index/scripts/make_injection_train.py [--data ../shared/data]
                   [--out manifests/injection-train.jsonl] [--report-dir DIR]
@@ -41,6 +47,20 @@ def main():
         rs = rows(a.data, s + "/samples.jsonl")
         train += [{"text": r["text"], "label": r["label"], "source": tag} for r in rs if half(r["text"]) == 0]
         report[s] = [r for r in rs if half(r["text"]) == 1]
+    # BIPIA: the clean e-mail/table/code contexts of one half (by context) are benign
+    # hosts; build-index plants attacks in them. The other half's contexts, clean and
+    # injected, are reported on; their inserted attacks are the set's test attacks,
+    # never trained on.
+    bp = rows(a.data, "bipia/samples.jsonl")
+    ctx = lambda r: f"{r['task']}:{r['context_idx']}"
+    train += [{"text": r["text"], "label": 0, "source": "bipia-contexts-even"} for r in bp if half(ctx(r)) == 0 and r["label"] == 0]
+    report["bipia"] = [r for r in bp if half(ctx(r)) == 1]
+    # CyberSecEval: one half of the test cases (by prompt_id, so a case and its
+    # translations stay together), system prompts and user inputs; report on the rest.
+    cs = rows(a.data, "cyberseceval_prompt_injection/samples.jsonl")
+    case = lambda r: str(r["prompt_id"])
+    train += [{"text": r["text"], "label": r["label"], "source": "cyberseceval-even"} for r in cs if half(case(r)) == 0]
+    report["cyberseceval_prompt_injection"] = [r for r in cs if half(case(r)) == 1]
     text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in train)
     old = open(a.out, encoding="utf-8").read() if os.path.exists(a.out) else None
     if old != text:

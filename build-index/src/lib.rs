@@ -592,7 +592,7 @@ fn screen_section(
         }
     }
     let catalog_attacks: Vec<String> = catalog.patterns.iter().map(|p| p.text.clone()).collect();
-    let (texts, labels) = training.texts_to_embed(&catalog_attacks);
+    let (texts, labels, sources) = training.texts_to_embed(&catalog_attacks);
     tracing::info!(
         texts = texts.len(),
         attacks = labels.iter().filter(|&&a| a).count(),
@@ -601,8 +601,9 @@ fn screen_section(
     );
     if !texts.is_empty() {
         let vectors = embed_all(embedder, &texts, None)?;
-        for ((v, attack), text) in vectors.into_iter().zip(labels).zip(texts) {
-            rows.push(screen::Row::new(text, v, attack));
+        for (((v, attack), text), source) in vectors.into_iter().zip(labels).zip(texts).zip(sources)
+        {
+            rows.push(screen::Row { source, ..screen::Row::new(text, v, attack) });
         }
     }
     Ok(screen::train(&rows, &matrices[3], &matrices[4], dim, &training.options))
