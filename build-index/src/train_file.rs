@@ -193,7 +193,7 @@ impl ScreenTraining {
 struct Line {
     text: Option<String>,
     label: Option<serde_json::Value>,
-    source: Option<String>,
+    source: Option<serde_json::Value>,
 }
 
 fn bad(path: &Path, line: usize, message: String) -> BuildError {
@@ -257,7 +257,19 @@ pub fn load_injection_train(path: &Path) -> Result<(Vec<LabelledText>, String)> 
                 ));
             }
         };
-        let source = line.source.filter(|s| !s.trim().is_empty()).unwrap_or_else(|| file.clone());
+        let source = match line.source {
+            None | Some(serde_json::Value::Null) => file.clone(),
+            Some(serde_json::Value::String(s)) if !s.trim().is_empty() => s,
+            Some(other) => {
+                return Err(bad(
+                    path,
+                    n,
+                    format!(
+                        "field `source` must be a non-empty string naming where the row comes from, found {other}; drop it to use the file's name"
+                    ),
+                ));
+            }
+        };
         rows.push(LabelledText { text, attack, source });
     }
     if rows.is_empty() {
@@ -291,6 +303,14 @@ mod tests {
         assert!(name.starts_with("extra.jsonl sha256:"), "{name}");
         let training = ScreenTraining { rows, ..ScreenTraining::default() };
         assert_eq!(training.texts_to_embed(&[]).2, vec![1, 2], "0 is the catalog's");
+        std::fs::write(
+            &path,
+            "{\"text\": \"hi\", \"label\": 0}\n{\"text\": \"hi\", \"label\": 0, \"source\": 7}\n",
+        )
+        .unwrap();
+        let message = load_injection_train(&path).unwrap_err().to_string();
+        assert!(message.contains("extra.jsonl") && message.contains("line 2"), "{message}");
+        assert!(message.contains("`source`") && message.contains("string"), "{message}");
     }
 
     #[test]
