@@ -2,9 +2,11 @@
 #![allow(clippy::unwrap_used)] // test helpers: a panic is the failure report
 #![allow(dead_code)] // each test binary uses a different subset
 
+use sha2::Digest;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use switchyard_embed::{Embedder, ModelInfo};
 
 pub fn root() -> PathBuf {
@@ -36,11 +38,66 @@ pub fn model_or_skip(name: &str) -> Option<Arc<dyn Embedder>> {
 }
 
 /// Builds an index of `catalog` with `embedder` into `dir`.
+///
+/// A catalog of this repository is built once per model into `target/tmp` and copied: a real
+/// model's default index takes minutes to build in a debug build, and a dozen tests in several
+/// test binaries need the same one. `build_to_file`'s own check (manifests, training files,
+/// model fingerprint, format and builder versions) decides whether the cached file is still the
+/// index these inputs give, so an edit to a catalog rebuilds it; the file's name carries a hash
+/// of the library sources, so an edit to the code does too, version bump or not.
 pub fn build(catalog: &Path, embedder: &dyn Embedder, dir: &Path, name: &str) -> PathBuf {
     let out = dir.join(name);
-    switchyard_build_index::build_to_file(catalog, &out, embedder, &Default::default())
+    let Ok(relative) = catalog.strip_prefix(root()) else {
+        switchyard_build_index::build_to_file(catalog, &out, embedder, &Default::default())
+            .expect("build");
+        return out;
+    };
+    let cached = Path::new(env!("CARGO_TARGET_TMPDIR")).join("test-indexes").join(format!(
+        "{}-{}-{}-{}.idx",
+        relative.to_string_lossy().replace(['/', '\\'], "_"),
+        embedder.info().name,
+        &embedder.fingerprint().to_hex()[..12],
+        sources_hash()
+    ));
+    // Tests of one binary run in parallel: one builds, the others wait for its file.
+    let lock = {
+        static LOCKS: OnceLock<Mutex<HashMap<PathBuf, Arc<Mutex<()>>>>> = OnceLock::new();
+        let mut locks = LOCKS.get_or_init(Default::default).lock().unwrap();
+        Arc::clone(locks.entry(cached.clone()).or_default())
+    };
+    let _guard = lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    std::fs::create_dir_all(cached.parent().unwrap()).unwrap();
+    switchyard_build_index::build_to_file(catalog, &cached, embedder, &Default::default())
         .expect("build");
+    std::fs::copy(&cached, &out).unwrap();
     out
+}
+
+/// A hash of every Rust source of the libraries an index build runs (`build-index/`, `crates/`).
+fn sources_hash() -> &'static str {
+    static HASH: OnceLock<String> = OnceLock::new();
+    HASH.get_or_init(|| {
+        fn walk(dir: &Path, files: &mut Vec<PathBuf>) {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    walk(&path, files);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    files.push(path);
+                }
+            }
+        }
+        let mut files = Vec::new();
+        walk(&root().join("build-index/src"), &mut files);
+        walk(&root().join("crates"), &mut files);
+        files.sort();
+        let mut hasher = sha2::Sha256::new();
+        for f in files {
+            hasher.update(f.strip_prefix(root()).unwrap().to_string_lossy().as_bytes());
+            hasher.update(std::fs::read(&f).unwrap());
+        }
+        hasher.finalize().iter().take(6).map(|b| format!("{b:02x}")).collect()
+    })
 }
 
 /// Wraps an embedder and counts the texts it embeds.
