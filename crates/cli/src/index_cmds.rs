@@ -6,7 +6,9 @@ use anyhow::{Context, Result};
 use clap::Args;
 use std::io::IsTerminal;
 use std::path::PathBuf;
+use std::sync::Arc;
 use switchyard::format::{Index, OpenOptions};
+use switchyard::router::RouterBuilder;
 
 /// Arguments of `switchyard build-index`.
 #[derive(Args, Debug)]
@@ -52,6 +54,10 @@ pub struct BuildArgs {
     /// Build without a query adapter (the encoder's own vectors throughout).
     #[arg(long)]
     pub no_adapter: bool,
+    /// Fail (exit 1) when the built screen gets a check of the folder's `screen_checks.toml`
+    /// wrong; without it, each failed check is a warning.
+    #[arg(long)]
+    pub strict_checks: bool,
     /// Print a JSON report (no progress bar).
     #[arg(long)]
     pub json: bool,
@@ -82,6 +88,8 @@ pub fn build_index(a: BuildArgs) -> Result<()> {
         }
         _ => None,
     };
+    // Read before the build, so a bad checks file fails in a second, not after minutes.
+    let checks = switchyard::manifest::ScreenChecks::load(&a.manifests)?;
     let model = load_model(&a.model)?;
     let bar = (!a.json && std::io::stderr().is_terminal()).then(|| {
         let b = indicatif::ProgressBar::new(0);
@@ -109,16 +117,61 @@ pub fn build_index(a: BuildArgs) -> Result<()> {
     if let Some(b) = bar {
         b.finish_and_clear();
     }
+    let checked = match &checks {
+        Some(c) => {
+            let router = RouterBuilder::new(&a.out).build(Arc::clone(&model))?;
+            Some(switchyard::run_screen_checks(&router, c)?)
+        }
+        None => None,
+    };
     if a.json {
-        return print_json(&outcome);
+        let mut value = serde_json::to_value(&outcome)?;
+        if let (Some(obj), Some(r)) = (value.as_object_mut(), &checked) {
+            obj.insert("screen_checks".into(), serde_json::to_value(r)?);
+        }
+        print_json(&value)?;
+    } else {
+        print_outcome(&outcome, &a.model);
+        if let Some(r) = &checked {
+            print_checks(r);
+        }
     }
+    match &checked {
+        Some(r) if a.strict_checks && !r.passed() => anyhow::bail!(
+            "the screen of {} gets {} of the checks in {} wrong (--strict-checks): {}",
+            a.out.display(),
+            r.failures.len(),
+            r.file.display(),
+            r.failures.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+        ),
+        _ => Ok(()),
+    }
+}
+
+/// Says how the screen did on the catalog's checks; each failure is a warning on stderr.
+fn print_checks(r: &switchyard::ScreenCheckReport) {
+    println!(
+        "screen checks ({}, rule {}): {}/{} flagged, {}/{} let through",
+        r.file.display(),
+        r.rule,
+        r.flagged,
+        r.must_flag,
+        r.kept,
+        r.must_keep
+    );
+    for f in &r.failures {
+        eprintln!("warning: screen check {}: {f}", r.file.display());
+    }
+}
+
+/// Prints what the build did.
+fn print_outcome(outcome: &switchyard_build_index::BuildOutcome, model: &str) {
     match outcome {
         switchyard_build_index::BuildOutcome::UpToDate { path, manifest_hash } => {
             println!(
-                "{} is up to date (manifests {}, model {}); use --force to rebuild",
+                "{} is up to date (manifests {}, model {model}); use --force to rebuild",
                 path.display(),
                 &manifest_hash[..12],
-                a.model
             );
         }
         switchyard_build_index::BuildOutcome::Built(r) => {
@@ -164,7 +217,6 @@ pub fn build_index(a: BuildArgs) -> Result<()> {
             }
         }
     }
-    Ok(())
 }
 
 /// Arguments of `switchyard inspect`.

@@ -77,6 +77,34 @@ fn a_garbage_index_is_refused_with_exit_2() {
 }
 
 #[test]
+fn a_bad_screen_checks_file_is_refused_naming_its_line_before_any_model_loads() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("tools.toml"),
+        "[[tool]]\nname = \"read_file\"\ndescription = \"Read a file\"\nmodes = [\"any\"]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("screen_checks.toml"),
+        "[[must_flag]]\ntext = \"\"\nlang = \"en\"\n",
+    )
+    .unwrap();
+    let o = run(&[
+        "build-index",
+        "--manifests",
+        dir.path().to_str().unwrap(),
+        "--out",
+        dir.path().join("x.idx").to_str().unwrap(),
+        "--model",
+        "no-such-model",
+    ]);
+    assert_ne!(o.status.code(), Some(0));
+    let e = stderr(&o);
+    assert!(e.contains("screen_checks.toml:2: must_flag.text: must not be empty"), "{e}");
+    assert!(!dir.path().join("x.idx").exists());
+}
+
+#[test]
 fn a_missing_manifest_folder_names_the_problem() {
     let dir = tempfile::tempdir().unwrap();
     let o = run(&[

@@ -253,7 +253,7 @@ impl Source {
     }
 }
 
-fn read(dir: &Path, file: &str) -> Result<Option<Source>> {
+pub(crate) fn read(dir: &Path, file: &str) -> Result<Option<Source>> {
     let path = dir.join(file);
     let bytes = match std::fs::read(&path) {
         Ok(b) => b,

@@ -50,12 +50,14 @@ pub use crate::render::{
     CACHE_BOUNDARY, CLOSE_TAG, H_BOOTSTRAP, H_CONSTITUTION, H_MANDATORY_RULES, H_RULES, H_RUNTIME,
     H_TASK, H_TOOLS, H_TURN, H_UNTRUSTED, OPEN_TAG, TokenCounter, neutralize,
 };
+pub use crate::screen_checks::{ScreenCheckFailure, ScreenCheckReport, run_screen_checks};
 pub use crate::screening::{screen_and_record, screen_entry, screen_texts};
 pub use crate::trace::{TraceLog, TraceRecord, TraceStats, trace_stats};
 pub use crate::turn::{Profile, TurnContext};
 pub use switchyard_adapter as adapter;
 pub use switchyard_embed as embed;
 pub use switchyard_format as format;
+pub use switchyard_manifest as manifest;
 pub use switchyard_memory as memory;
 pub use switchyard_router as router;
 pub use switchyard_stream as stream;
@@ -82,6 +84,7 @@ mod git;
 mod history;
 mod prompts;
 mod render;
+mod screen_checks;
 mod screening;
 mod trace;
 mod turn;
