@@ -332,3 +332,76 @@ fn bad_fit_and_fusion_settings_are_refused_with_the_fix() {
     assert!(e.contains("has no selection section") && e.contains("switchyard build-index"), "{e}");
     assert!(!dir.path().join("fitted.idx").exists());
 }
+
+/// Like multilingual-e5, every query leans towards one common direction; so does the card of
+/// one vague tool ("helper"), which then scores well for any task.
+struct CommonDirection(HashEmbedder);
+
+impl CommonDirection {
+    fn lean(v: Vec<f32>) -> Vec<f32> {
+        let mut v = v;
+        v[0] += 1.0;
+        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.iter().map(|x| x / n).collect()
+    }
+}
+
+impl switchyard_embed::Embedder for CommonDirection {
+    fn info(&self) -> &switchyard_embed::ModelInfo {
+        self.0.info()
+    }
+    fn embed_batch(&self, texts: &[&str]) -> switchyard_embed::Result<Vec<Vec<f32>>> {
+        Ok(self.0.embed_batch(texts)?.into_iter().map(Self::lean).collect())
+    }
+    fn embed_documents(&self, texts: &[&str]) -> switchyard_embed::Result<Vec<Vec<f32>>> {
+        let docs = self.0.embed_documents(texts)?;
+        Ok(texts
+            .iter()
+            .zip(docs)
+            .map(|(t, v)| if t.starts_with("helper") { Self::lean(v) } else { v })
+            .collect())
+    }
+    fn count_tokens(&self, text: &str) -> switchyard_embed::Result<usize> {
+        self.0.count_tokens(text)
+    }
+}
+
+#[test]
+fn what_every_request_scores_against_a_row_does_not_count_for_the_task() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifests = ops_catalog(dir.path());
+    let tools = std::fs::read_to_string(manifests.join("tools.toml")).unwrap();
+    write(
+        &manifests,
+        "tools.toml",
+        &format!(
+            "{tools}\n[[tool]]\nname = \"helper\"\ndescription = \"General assistance.\"\nmodes = [\"any\"]\n"
+        ),
+    );
+    let embedder = Arc::new(CommonDirection(HashEmbedder::new(384)));
+    let path = build(&manifests, embedder.as_ref(), dir.path(), "x.idx");
+    let index = switchyard_format::Index::open(&path, &Default::default()).unwrap();
+    let shift = index.query_shift().unwrap();
+    let helper = index.meta().tools.iter().find(|t| t.name == "helper").unwrap();
+    let restart = index.meta().tools.iter().find(|t| t.name == "restart_service").unwrap();
+    // The ordinary requests' centroid leans the same way as the helper's card, not the others.
+    assert!(shift.tools[helper.first_row as usize] > 0.1, "{:?}", shift.tools);
+    assert!(shift.tools[restart.first_row as usize].abs() < 0.05, "{:?}", shift.tools);
+    let top = |shifted: bool| {
+        let router = RouterBuilder::new(&path)
+            .rank_all(true)
+            .lexical_weight(Some(0.0))
+            .query_shift(shifted)
+            .build(embedder.clone())
+            .unwrap();
+        let d = router
+            .route(
+                "restart the systemd unit on that host, wait until it is healthy",
+                &RouteOptions { mode: Some("operate".into()), ..Default::default() },
+            )
+            .unwrap();
+        d.tools[0].name.clone()
+    };
+    assert_eq!(top(false), "helper");
+    assert_eq!(top(true), "restart_service");
+}

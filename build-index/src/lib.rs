@@ -18,6 +18,7 @@
 #![deny(missing_docs)]
 
 mod cascade;
+mod query_shift;
 mod screen;
 mod selection;
 mod thinking;
@@ -25,6 +26,7 @@ mod thresholds;
 mod train_file;
 
 pub use crate::cascade::{DEFAULT_MARGIN, DEFAULT_MIN_COVERAGE};
+pub use crate::query_shift::{ORDINARY_REQUESTS, QUERY_SHIFT_STRENGTH};
 pub use crate::screen::{
     DEFAULT_L2, DEFAULT_TARGET_FPR, MIN_HEAD_ROWS, SCREEN_BUILDER_VERSION, ScreenOptions,
     windowing_meta,
@@ -450,6 +452,7 @@ pub fn build_bytes_with(
     let off_topic: Vec<f32> =
         embed_all(embedder, &off_topic_texts, None)?.into_iter().flatten().collect();
     let item_off_topic = adapter.map(|a| a.apply_rows(&off_topic));
+    let shift = query_shift_section(embedder, adapter, &matrices, dim)?;
     let selection = selection::selection(&selection::Inputs {
         catalog,
         dim,
@@ -457,6 +460,7 @@ pub fn build_bytes_with(
         skills: (&matrices[1], &skill_spans_u),
         modes: (&matrices[2], &mode_spans_u),
         off_topic: item_off_topic.as_deref().unwrap_or(&off_topic),
+        shift: Some(&shift),
     });
     // The static space approximates the model's own vectors, not the adapter's: an index with
     // an adapter runs every task through the model, so no answer bypasses the adapter.
@@ -520,7 +524,7 @@ pub fn build_bytes_with(
     if let Some((rows, cascade)) = cascade {
         w.cascade(rows, &cascade)?;
     }
-    w.selection(&selection)?;
+    w.selection(&selection)?.query_shift(&shift)?;
     let (screen, screen_lexical) = screen.into_sections();
     w.screen(&screen)?;
     if let Some(lexical) = &screen_lexical {
@@ -541,6 +545,22 @@ pub fn build_bytes_with(
     }
     let lexical = screen_lexical.is_some();
     Ok(BuiltBytes { bytes: w.to_bytes()?, meta, screen, lexical_screen: lexical, embed_ms })
+}
+
+/// The query shift of the tools and skills rows (`matrices[0]`, `[1]`, as stored): the centroid
+/// of [`query_shift::ORDINARY_REQUESTS`] embedded as tasks (and mapped like a task when there
+/// is an adapter).
+fn query_shift_section(
+    embedder: &dyn Embedder,
+    adapter: Option<&Adapter>,
+    matrices: &[Vec<f32>],
+    dim: usize,
+) -> Result<switchyard_format::QueryShiftMeta> {
+    let texts: Vec<String> = query_shift::ORDINARY_REQUESTS.iter().map(|s| s.to_string()).collect();
+    let rows: Vec<f32> = embed_all(embedder, &texts, None)?.into_iter().flatten().collect();
+    let rows = adapter.map_or(rows.clone(), |a| a.apply_rows(&rows));
+    let c = query_shift::centroid(&rows, dim);
+    Ok(query_shift::query_shift(&c, texts.len(), &matrices[0], &matrices[1], dim))
 }
 
 /// Maps the rows of items (`spans`: first row, row count) with the adapter: every row for a

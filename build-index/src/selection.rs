@@ -20,7 +20,7 @@
 //!   precision reached [`MODE_PRECISION`]. Too few examples, or no such lead: the fallback is off
 //!   and the declared default mode decides.
 
-use switchyard_format::{FusionMeta, ModeCalibration, SelectionMeta};
+use switchyard_format::{FusionMeta, ModeCalibration, QueryShiftMeta, SelectionMeta};
 use switchyard_lexical::{
     Bm25Scorer, Fused, LexicalScores, analyze, build, fuse_into, standard_scores_into,
 };
@@ -28,7 +28,7 @@ use switchyard_manifest::Catalog;
 
 /// Version of this calibration; bump it whenever the selection section's figures change for
 /// the same catalog and model, so cached and up-to-date checks rebuild.
-pub const BUILDER_VERSION: u32 = 4;
+pub const BUILDER_VERSION: u32 = 5;
 /// Lexical weight when the catalog has too few examples to measure one. Chosen on development
 /// splits only (a tenth of metatool, Seal-Tools' dev split), see `benches/RESULTS.md`: metatool
 /// (paraphrased queries) peaks at 0.2-0.3, Seal-Tools (queries reusing the descriptions' words)
@@ -114,6 +114,9 @@ pub(crate) struct Inputs<'a> {
     pub modes: (&'a [f32], &'a [(usize, usize)]),
     /// The embedded [`OFF_TOPIC`] probes.
     pub off_topic: &'a [f32],
+    /// Per tools and skills row, what any request scores against it (subtracted from every
+    /// probe's score, as the router does with a task's).
+    pub shift: Option<&'a QueryShiftMeta>,
 }
 
 use switchyard_format::dot;
@@ -130,6 +133,8 @@ fn quantile(mut v: Vec<f32>, q: f32) -> Option<f32> {
 struct Kind<'a> {
     rows: &'a [f32],
     spans: &'a [(usize, usize)],
+    /// Per row, subtracted from a probe's score (empty: nothing).
+    shift: &'a [f32],
     /// Per item: its lexical document and its examples (row 1.. texts).
     docs: Vec<String>,
     examples: Vec<Vec<String>>,
@@ -140,14 +145,16 @@ impl Kind<'_> {
         &self.rows[r * dim..(r + 1) * dim]
     }
 
-    /// Best cosine of every item for a probe, skipping row `skip`.
+    /// Best score (cosine less the row's shift) of every item for a probe, skipping row `skip`.
     fn cosines(&self, dim: usize, probe: &[f32], skip: Option<usize>) -> Vec<f32> {
         self.spans
             .iter()
             .map(|&(first, count)| {
                 (first..first + count)
                     .filter(|&r| Some(r) != skip)
-                    .map(|r| dot(probe, self.row(dim, r)))
+                    .map(|r| {
+                        dot(probe, self.row(dim, r)) - self.shift.get(r).copied().unwrap_or(0.0)
+                    })
                     .fold(f32::NEG_INFINITY, f32::max)
             })
             .collect()
@@ -426,12 +433,14 @@ pub(crate) fn selection(inputs: &Inputs<'_>) -> SelectionMeta {
     let tools = Kind {
         rows: inputs.tools.0,
         spans: inputs.tools.1,
+        shift: inputs.shift.map_or(&[][..], |s| &s.tools),
         docs: c.tools.iter().map(|t| t.document()).collect(),
         examples: c.tools.iter().map(|t| t.examples.clone()).collect(),
     };
     let skills = Kind {
         rows: inputs.skills.0,
         spans: inputs.skills.1,
+        shift: inputs.shift.map_or(&[][..], |s| &s.skills),
         docs: c.skills.iter().map(|s| s.document()).collect(),
         examples: c.skills.iter().map(|s| s.examples.clone()).collect(),
     };

@@ -262,6 +262,9 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
                 "attacks": h.attacks, "benign": h.benign, "sources": h.sources,
             })),
         })),
+        "query_shift": index.query_shift().map(|q| serde_json::json!({
+            "strength": q.strength, "requests": q.requests,
+        })),
         "adapter": index.adapter().map(|a| serde_json::json!({
             "id": a.id, "rank": a.rank, "trained_on": a.trained_on,
             "info": serde_json::from_str::<serde_json::Value>(&a.info_json).ok(),
@@ -347,6 +350,13 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
             ad.trained_on.join(", ")
         ),
         None => println!("adapter    none (the model's own vectors)"),
+    }
+    match index.query_shift() {
+        Some(q) => println!(
+            "shift      tasks score tools and skills less {:.2} x the centroid of {} ordinary requests",
+            q.strength, q.requests
+        ),
+        None => println!("shift      none (built before format 7)"),
     }
     match index.selection() {
         Some(sel) => {

@@ -4,8 +4,8 @@ use crate::layout::{
 };
 use crate::matrix::MatrixView;
 use crate::{
-    AdapterMeta, CascadeMeta, FormatError, IndexMeta, LexicalScreenMeta, Result, ScreenMeta,
-    SelectionMeta, ThinkingMeta,
+    AdapterMeta, CascadeMeta, FormatError, IndexMeta, LexicalScreenMeta, QueryShiftMeta, Result,
+    ScreenMeta, SelectionMeta, ThinkingMeta,
 };
 use std::path::{Path, PathBuf};
 
@@ -101,6 +101,7 @@ pub struct Index {
     screen_lexical: Option<LexicalScreenMeta>,
     adapter: Option<AdapterMeta>,
     thinking: Option<ThinkingMeta>,
+    query_shift: Option<QueryShiftMeta>,
 }
 
 impl std::fmt::Debug for Index {
@@ -166,6 +167,8 @@ impl Index {
             decode_optional(optional(SectionKind::ScreenLexical), LexicalScreenMeta::decode)?;
         let adapter = decode_optional(optional(SectionKind::Adapter), AdapterMeta::decode)?;
         let thinking = decode_optional(optional(SectionKind::Thinking), ThinkingMeta::decode)?;
+        let query_shift =
+            decode_optional(optional(SectionKind::QueryShift), QueryShiftMeta::decode)?;
         let index = Self {
             path,
             storage,
@@ -178,14 +181,16 @@ impl Index {
             screen_lexical,
             adapter,
             thinking,
+            query_shift,
         };
         index.check_strings()?;
-        index.check_meta()?;
+        crate::section_checks::meta(&index)?;
         crate::section_checks::cascade(&index)?;
         crate::section_checks::selection(&index)?;
         crate::section_checks::screen(&index)?;
         crate::section_checks::adapter(&index)?;
         crate::section_checks::thinking(&index)?;
+        crate::section_checks::query_shift(&index)?;
         Ok(index)
     }
 
@@ -254,6 +259,12 @@ impl Index {
     /// with one (version 4 on).
     pub fn adapter(&self) -> Option<&AdapterMeta> {
         self.adapter.as_ref()
+    }
+
+    /// What any request scores against each tools and skills row, subtracted from a task's
+    /// scores (version 7 on; see [`QueryShiftMeta`]).
+    pub fn query_shift(&self) -> Option<&QueryShiftMeta> {
+        self.query_shift.as_ref()
     }
 
     /// The thinking modes, when the index was built from a catalog with `thinking.toml`
@@ -359,68 +370,6 @@ impl Index {
                 "last entry {prev} does not end the {} bytes of text",
                 text.len()
             )));
-        }
-        Ok(())
-    }
-
-    fn check_meta(&self) -> Result<()> {
-        let m = &self.meta;
-        let bad = |message: String| FormatError::BadMeta { path: self.path.clone(), message };
-        if m.model.dim != self.header.dim {
-            return Err(bad(format!(
-                "model dim {} differs from header dim {}",
-                m.model.dim, self.header.dim
-            )));
-        }
-        let rows_of = |k| self.matrix(k).rows();
-        let check_items =
-            |kind: SectionKind, spans: &mut dyn Iterator<Item = (&str, u32, u32)>| -> Result<()> {
-                let rows = rows_of(kind);
-                for (name, first, count) in spans {
-                    let end = u64::from(first) + u64::from(count);
-                    if count == 0 || end > rows as u64 {
-                        return Err(bad(format!(
-                            "{} item {name} spans rows {first}..{end} of {rows}",
-                            kind.name()
-                        )));
-                    }
-                }
-                Ok(())
-            };
-        check_items(
-            SectionKind::Tools,
-            &mut m.tools.iter().map(|t| (t.name.as_str(), t.first_row, t.row_count)),
-        )?;
-        check_items(
-            SectionKind::Skills,
-            &mut m.skills.iter().map(|t| (t.name.as_str(), t.first_row, t.row_count)),
-        )?;
-        check_items(
-            SectionKind::Modes,
-            &mut m.modes.iter().map(|t| (t.name.as_str(), t.first_row, t.row_count)),
-        )?;
-        if m.injections.len() != rows_of(SectionKind::Injections)
-            || m.benign.len() != rows_of(SectionKind::Benign)
-        {
-            return Err(bad(
-                "pattern metadata does not match the injection/benign row counts".into()
-            ));
-        }
-        if m.string_base.len() != SectionKind::MATRICES.len() {
-            return Err(bad(format!(
-                "string_base has {} entries, expected {}",
-                m.string_base.len(),
-                SectionKind::MATRICES.len()
-            )));
-        }
-        for (k, base) in SectionKind::MATRICES.iter().zip(&m.string_base) {
-            if *base as usize + rows_of(*k) > self.string_count() {
-                return Err(bad(format!(
-                    "row texts of {} run past the {} strings",
-                    k.name(),
-                    self.string_count()
-                )));
-            }
         }
         Ok(())
     }

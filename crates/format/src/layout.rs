@@ -3,7 +3,7 @@
 /// The first 8 bytes of every index.
 pub const MAGIC: [u8; 8] = *b"SWYDIDX\0";
 /// The version this build writes.
-pub const FORMAT_VERSION: u32 = 6;
+pub const FORMAT_VERSION: u32 = 7;
 /// The oldest version this build reads.
 pub const OLDEST_SUPPORTED_VERSION: u32 = 1;
 /// Every section starts on a multiple of this many bytes.
@@ -65,11 +65,15 @@ pub enum SectionKind {
     /// bincode-encoded [`crate::LexicalScreenMeta`]: the screen's lexical head over hashed
     /// n-grams, added to the embedding head (optional; version 6 on; only beside `Screen`).
     ScreenLexical,
+    /// bincode-encoded [`crate::QueryShiftMeta`]: per tools and skills row, how much of its
+    /// score any request gets (the row against the centroid of ordinary requests), subtracted
+    /// from the task's score (optional; version 7 on; only beside `Selection`).
+    QueryShift,
 }
 
 impl SectionKind {
     /// Every kind in file order.
-    pub const ALL: [SectionKind; 16] = [
+    pub const ALL: [SectionKind; 17] = [
         SectionKind::Tools,
         SectionKind::Skills,
         SectionKind::Modes,
@@ -86,6 +90,7 @@ impl SectionKind {
         SectionKind::ThinkingRows,
         SectionKind::Thinking,
         SectionKind::ScreenLexical,
+        SectionKind::QueryShift,
     ];
 
     /// The matrix kinds.
@@ -116,6 +121,7 @@ impl SectionKind {
             SectionKind::ThinkingRows => 14,
             SectionKind::Thinking => 15,
             SectionKind::ScreenLexical => 16,
+            SectionKind::QueryShift => 17,
         }
     }
 
@@ -143,6 +149,7 @@ impl SectionKind {
             SectionKind::ThinkingRows => "thinking_rows",
             SectionKind::Thinking => "thinking",
             SectionKind::ScreenLexical => "screen_lexical",
+            SectionKind::QueryShift => "query_shift",
         }
     }
 
@@ -156,7 +163,8 @@ impl SectionKind {
             | SectionKind::Screen
             | SectionKind::Adapter
             | SectionKind::Thinking
-            | SectionKind::ScreenLexical => Dtype::U8,
+            | SectionKind::ScreenLexical
+            | SectionKind::QueryShift => Dtype::U8,
             SectionKind::StringOffsets => Dtype::U32,
             _ => Dtype::F32,
         }

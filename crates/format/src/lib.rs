@@ -30,10 +30,12 @@
 //! skills rows were mapped with), then, optional from version 5 on, `thinking_rows` (f32 matrix)
 //! and `thinking` (bincode [`ThinkingMeta`]: thinking modes, keyword rules, scaffolds and the
 //! semantic fallback's calibration), then, optional from version 6 on, `screen_lexical` (bincode
-//! [`LexicalScreenMeta`]: the screen's lexical head, only beside `screen`). Sections are written
-//! in that order. Version 1 files (no cascade), version 2 files (no selection section), version
-//! 3 files (no screen section), version 4 files (no thinking modes) and version 5 files (no
-//! lexical screen) still open.
+//! [`LexicalScreenMeta`]: the screen's lexical head, only beside `screen`), then, optional from
+//! version 7 on, `query_shift` (bincode [`QueryShiftMeta`]: what any request scores against each
+//! tools and skills row, only beside `selection`). Sections are written in that order. Version 1
+//! files (no cascade), version 2 files (no selection section), version 3 files (no screen
+//! section), version 4 files (no thinking modes), version 5 files (no lexical screen) and version
+//! 6 files (no query shift) still open.
 //!
 //! **Payloads**: every offset is a multiple of 64; matrices are row-major f32 with `stride` =
 //! `dim` rounded up to 16 floats, so each row starts on a 64-byte boundary; all padding is zero.
@@ -87,8 +89,9 @@ pub use crate::layout::{
 pub use crate::matrix::{MatrixView, dot, dot_naive};
 pub use crate::meta::{
     AdapterMeta, CascadeMeta, FusionMeta, IndexMeta, ItemMeta, LexicalMeta, LexicalScreenMeta,
-    MIN_MODE_EXAMPLES, ModeCalibration, ModeMeta, ModelMeta, PatternMeta, ScreenHead, ScreenMeta,
-    SelectionMeta, THINKING_PLACEHOLDER, ThinkingMeta, ThinkingModeMeta, Thresholds, WindowingMeta,
+    MIN_MODE_EXAMPLES, ModeCalibration, ModeMeta, ModelMeta, PatternMeta, QueryShiftMeta,
+    ScreenHead, ScreenMeta, SelectionMeta, THINKING_PLACEHOLDER, ThinkingMeta, ThinkingModeMeta,
+    Thresholds, WindowingMeta,
 };
 pub use crate::writer::{IndexWriter, write_atomic};
 

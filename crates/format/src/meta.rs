@@ -253,6 +253,24 @@ pub struct SelectionMeta {
     pub hints: Vec<(String, String)>,
 }
 
+/// What every request scores against each tools and skills row regardless of what it asks
+/// (the `query_shift` section). Some models (multilingual-e5) put every query close to one
+/// common direction, so a row near that direction scores well for any task and crowds out the
+/// right item. At build time the builder embeds a fixed set of ordinary requests and stores, per
+/// row, `strength * (centroid . row)`; the router subtracts it from the task's score of that
+/// row, which is the score of the task vector minus `strength` times the centroid.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QueryShiftMeta {
+    /// How much of the centroid is taken away (0 = none, 1 = all).
+    pub strength: f32,
+    /// How many requests the centroid averages.
+    pub requests: u32,
+    /// One value per tools row (in row order).
+    pub tools: Vec<f32>,
+    /// One value per skills row (in row order).
+    pub skills: Vec<f32>,
+}
+
 /// How untrusted entries are cut into windows before screening (mirrors
 /// `switchyard_untrusted::PrepareConfig`; stored so every reader cuts entries the same way).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -354,6 +372,7 @@ bincode_codec!(IndexMeta, "metadata");
 bincode_codec!(CascadeMeta, "cascade metadata");
 bincode_codec!(SelectionMeta, "selection metadata");
 bincode_codec!(ScreenMeta, "screen metadata");
+bincode_codec!(QueryShiftMeta, "query shift metadata");
 
 /// The screen's lexical head (optional section, version 6 on): a logistic model over hashed
 /// character and word n-grams of a piece's text (`switchyard_lexical::hashed_features`), whose

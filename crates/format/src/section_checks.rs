@@ -1,6 +1,6 @@
-//! Consistency checks of the optional sections (`cascade`, `selection`, `screen`, `adapter`,
-//! `thinking`), run when an index
-//! opens, after the header, table and metadata checks.
+//! Consistency checks run when an index opens, after the header and section table checks: the
+//! metadata against the matrices, then the optional sections (`cascade`, `selection`, `screen`,
+//! `adapter`, `thinking`, `query_shift`).
 
 use crate::{FormatError, Index, Result, SectionKind};
 
@@ -237,6 +237,92 @@ pub(crate) fn thinking(index: &Index) -> Result<()> {
     }
     if t.calibration.semantic_margin.is_some_and(|m| !m.is_finite()) {
         return Err(bad("the semantic margin is not a finite number".into()));
+    }
+    Ok(())
+}
+
+/// The metadata section against the matrices and strings.
+pub(crate) fn meta(index: &Index) -> Result<()> {
+    let m = index.meta();
+    let bad = |message: String| FormatError::BadMeta { path: index.path().to_path_buf(), message };
+    if m.model.dim != index.header().dim {
+        return Err(bad(format!(
+            "model dim {} differs from header dim {}",
+            m.model.dim,
+            index.header().dim
+        )));
+    }
+    let rows_of = |k| index.matrix(k).rows();
+    let check_items =
+        |kind: SectionKind, spans: &mut dyn Iterator<Item = (&str, u32, u32)>| -> Result<()> {
+            let rows = rows_of(kind);
+            for (name, first, count) in spans {
+                let end = u64::from(first) + u64::from(count);
+                if count == 0 || end > rows as u64 {
+                    return Err(bad(format!(
+                        "{} item {name} spans rows {first}..{end} of {rows}",
+                        kind.name()
+                    )));
+                }
+            }
+            Ok(())
+        };
+    check_items(
+        SectionKind::Tools,
+        &mut m.tools.iter().map(|t| (t.name.as_str(), t.first_row, t.row_count)),
+    )?;
+    check_items(
+        SectionKind::Skills,
+        &mut m.skills.iter().map(|t| (t.name.as_str(), t.first_row, t.row_count)),
+    )?;
+    check_items(
+        SectionKind::Modes,
+        &mut m.modes.iter().map(|t| (t.name.as_str(), t.first_row, t.row_count)),
+    )?;
+    if m.injections.len() != rows_of(SectionKind::Injections)
+        || m.benign.len() != rows_of(SectionKind::Benign)
+    {
+        return Err(bad("pattern metadata does not match the injection/benign row counts".into()));
+    }
+    if m.string_base.len() != SectionKind::MATRICES.len() {
+        return Err(bad(format!(
+            "string_base has {} entries, expected {}",
+            m.string_base.len(),
+            SectionKind::MATRICES.len()
+        )));
+    }
+    for (k, base) in SectionKind::MATRICES.iter().zip(&m.string_base) {
+        if *base as usize + rows_of(*k) > index.string_count() {
+            return Err(bad(format!(
+                "row texts of {} run past the {} strings",
+                k.name(),
+                index.string_count()
+            )));
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn query_shift(index: &Index) -> Result<()> {
+    let Some(shift) = index.query_shift() else { return Ok(()) };
+    let bad = |message: String| FormatError::BadMeta {
+        path: index.path().to_path_buf(),
+        message: format!("query_shift: {message}"),
+    };
+    if index.selection().is_none() {
+        return Err(bad("present without a selection section".into()));
+    }
+    for (what, values, kind) in [
+        ("tools", &shift.tools, SectionKind::Tools),
+        ("skills", &shift.skills, SectionKind::Skills),
+    ] {
+        let rows = index.matrix(kind).rows();
+        if values.len() != rows {
+            return Err(bad(format!("{} {what} values for {rows} {what} rows", values.len())));
+        }
+        if values.iter().chain([&shift.strength]).any(|x| !x.is_finite()) {
+            return Err(bad(format!("a {what} value or the strength is not a finite number")));
+        }
     }
     Ok(())
 }

@@ -22,6 +22,7 @@ pub struct IndexWriter {
     screen_lexical: Option<Vec<u8>>,
     adapter: Option<Vec<u8>>,
     thinking: Option<Vec<u8>>,
+    query_shift: Option<Vec<u8>>,
 }
 
 impl IndexWriter {
@@ -39,6 +40,7 @@ impl IndexWriter {
             screen_lexical: None,
             adapter: None,
             thinking: None,
+            query_shift: None,
         }
     }
 
@@ -110,6 +112,9 @@ impl IndexWriter {
         if let Some(thinking) = index.thinking() {
             w.thinking(unpadded(index.matrix(SectionKind::ThinkingRows)), thinking)?;
         }
+        if let Some(shift) = index.query_shift() {
+            w.query_shift(shift)?;
+        }
         Ok(w)
     }
 
@@ -148,6 +153,12 @@ impl IndexWriter {
     /// Sets the screen's lexical head (written only beside a screen section).
     pub fn screen_lexical(&mut self, meta: &crate::LexicalScreenMeta) -> Result<&mut Self> {
         self.screen_lexical = Some(meta.encode()?);
+        Ok(self)
+    }
+
+    /// Sets the query shift (written only beside a selection section).
+    pub fn query_shift(&mut self, meta: &crate::QueryShiftMeta) -> Result<&mut Self> {
+        self.query_shift = Some(meta.encode()?);
         Ok(self)
     }
 
@@ -226,6 +237,14 @@ impl IndexWriter {
                 ));
             }
             payloads.push((SectionKind::ScreenLexical, lexical.clone(), 0, 0, 0));
+        }
+        if let Some(shift) = &self.query_shift {
+            if self.selection.is_none() {
+                return Err(FormatError::InvalidInput(
+                    "a query shift was set without a selection section".into(),
+                ));
+            }
+            payloads.push((SectionKind::QueryShift, shift.clone(), 0, 0, 0));
         }
 
         let count = payloads.len();

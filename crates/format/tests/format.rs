@@ -106,7 +106,13 @@ fn sample_writer() -> IndexWriter {
     w.screen(&sample_screen()).unwrap();
     w.thinking(rows(&[15, 16, 17]), &sample_thinking()).unwrap();
     w.screen_lexical(&sample_lexical()).unwrap();
+    w.query_shift(&sample_shift()).unwrap();
     w
+}
+
+fn sample_shift() -> QueryShiftMeta {
+    // One value per tools row (3) and skills row (1).
+    QueryShiftMeta { strength: 0.5, requests: 64, tools: vec![0.4, 0.3, 0.2], skills: vec![0.1] }
 }
 
 fn sample_lexical() -> LexicalScreenMeta {
@@ -233,6 +239,33 @@ fn the_lexical_screen_round_trips_only_beside_a_head_and_a_bad_one_is_refused() 
     w.strings(vec!["read a file".into()]);
     let e = w.to_bytes().map(|_| ()).unwrap_err().to_string();
     assert!(e.contains("without a screen section") || e.contains("metadata"), "{e}");
+}
+
+#[test]
+fn the_query_shift_round_trips_only_beside_a_selection_with_one_value_per_row() {
+    let index =
+        Index::from_bytes(&sample_writer().to_bytes().unwrap(), &OpenOptions::new()).unwrap();
+    assert_eq!(index.query_shift(), Some(&sample_shift()));
+    let refused = |shift: QueryShiftMeta| {
+        let mut w = sample_writer();
+        w.query_shift(&shift).unwrap();
+        Index::from_bytes(&w.to_bytes().unwrap(), &OpenOptions::new()).unwrap_err().to_string()
+    };
+    let mut short = sample_shift();
+    short.tools.pop();
+    let e = refused(short);
+    assert!(e.contains("query_shift: 2 tools values for 3 tools rows"), "{e}");
+    let mut nan = sample_shift();
+    nan.skills[0] = f32::NAN;
+    let e = refused(nan);
+    assert!(e.contains("query_shift: a skills value or the strength is not a finite"), "{e}");
+    let mut w = IndexWriter::new(DIM, [0xab; 16]);
+    w.query_shift(&sample_shift()).unwrap();
+    w.matrix(SectionKind::Tools, unit(1)).unwrap();
+    w.strings(vec!["read a file".into()]);
+    w.meta(&sample_meta()).unwrap();
+    let e = w.to_bytes().map(|_| ()).unwrap_err().to_string();
+    assert!(e.contains("a query shift was set without a selection section"), "{e}");
 }
 
 #[test]
@@ -454,9 +487,9 @@ fn header_layout_matches_the_spec() {
     assert_eq!(u32::from_le_bytes(b[8..12].try_into().unwrap()), FORMAT_VERSION);
     assert_eq!(u32::from_le_bytes(b[12..16].try_into().unwrap()), 64);
     assert_eq!(u64::from_le_bytes(b[16..24].try_into().unwrap()), FLAG_ROWS_NORMALISED);
-    // 8 sections, plus static_rows, cascade, selection, screen, thinking_rows, thinking and
-    // screen_lexical.
-    assert_eq!(u32::from_le_bytes(b[24..28].try_into().unwrap()), 15);
+    // 8 sections, plus static_rows, cascade, selection, screen, thinking_rows, thinking,
+    // screen_lexical and query_shift.
+    assert_eq!(u32::from_le_bytes(b[24..28].try_into().unwrap()), 16);
     assert_eq!(u32::from_le_bytes(b[28..32].try_into().unwrap()), DIM as u32);
     assert_eq!(&b[32..48], &[0xab; 16]);
     assert_eq!(u64::from_le_bytes(b[48..56].try_into().unwrap()), b.len() as u64);
@@ -500,7 +533,7 @@ fn errors_are_distinct_and_verbatim() {
     b[8..12].copy_from_slice(&99u32.to_le_bytes());
     assert_eq!(
         open_err(&b),
-        "index <memory>: format version 99 is not supported (this build reads 1..=6); rebuild it with switchyard build-index"
+        "index <memory>: format version 99 is not supported (this build reads 1..=7); rebuild it with switchyard build-index"
     );
     let mut b = good.clone();
     b[28] ^= 1;

@@ -49,6 +49,8 @@ pub(crate) struct RouterConfig {
     pub(crate) gate_z: Option<f32>,
     /// Override of the semantic mode margin (`f32::INFINITY` turns the fallback off).
     pub(crate) semantic_margin: Option<f32>,
+    /// Whether the index's query shift applies.
+    pub(crate) query_shift: bool,
 }
 
 impl Default for RouterConfig {
@@ -75,6 +77,7 @@ impl Default for RouterConfig {
             lexical_weight: None,
             gate_z: None,
             semantic_margin: None,
+            query_shift: true,
         }
     }
 }
@@ -150,6 +153,10 @@ impl RouterBuilder {
     setter!(/// Overrides the lead the semantic mode fallback needs over the runner-up mode
         /// (`f32::INFINITY` turns it off; hybrid indexes only).
         semantic_margin: Option<f32> => semantic_margin);
+    setter!(/// Whether a task's scores against tools and skills are taken less what any request
+        /// scores against the same rows (the index's `query_shift` section, written by the
+        /// builder since format version 7; default true, for comparisons).
+        query_shift: bool => query_shift);
 
     /// Opens the index, checks the model fingerprint and precomputes the per-item tables.
     pub fn build(&self, embedder: Arc<dyn Embedder>) -> Result<Router> {

@@ -170,7 +170,8 @@ pub struct CascadeCheck {
 pub struct Selected {
     /// Public id.
     pub name: String,
-    /// Best row score (0 for base items the task did not score on).
+    /// Best row score: the cosine with the task, less the row's query shift on indexes that
+    /// have one (format 7 on); 0 for base items the task did not score on.
     pub score: f32,
     /// How it got in.
     pub by: SelectedBy,

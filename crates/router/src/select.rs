@@ -169,6 +169,19 @@ impl Router {
         // Dense: each item's best row.
         let matrix = self.matrix_of(table.kind, space);
         kernels::scores_into(&matrix, embedding, &mut scratch.row_scores);
+        // What any request scores against a row is not evidence for this task (the static
+        // space has its own rows and no shift).
+        if let (Space::Model, true, Some(shift)) =
+            (space, self.config.query_shift, self.index.query_shift())
+        {
+            let per_row = match table.kind {
+                SectionKind::Tools => &shift.tools,
+                _ => &shift.skills,
+            };
+            for (s, v) in scratch.row_scores.iter_mut().zip(per_row) {
+                *s -= v;
+            }
+        }
         scratch.best.clear();
         scratch.best.resize(n, (f32::NEG_INFINITY, 0));
         for (row, &s) in scratch.row_scores.iter().enumerate() {
