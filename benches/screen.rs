@@ -2,8 +2,9 @@
 //! products with stored vectors, nothing embedded) for a short entry (one piece) and a
 //! 2,000-word entry (up to 64 windows), reading the verdict recorded for an entry screened
 //! before with the same index (what an assembly pays then), and `memory add` of that long
-//! entry (cutting it into windows, embedding every one, screening it and recording the
-//! verdict), for each provisioned model. The stored entries are also screened by an index
+//! entry (cutting it into windows, embedding the whole and the windows the index's triage does
+//! not clear, screening it and recording the verdict; and the same with every window
+//! embedded), for each provisioned model. The stored entries are also screened by an index
 //! built without the lexical head (`embedding_head_only`), which shows what that head costs.
 //!
 //! Run with: `cargo bench --bench screen`
@@ -49,7 +50,8 @@ fn bench(c: &mut Criterion) {
         let router_embedding_only =
             RouterBuilder::new(&embedding_only).build(Arc::clone(&model)).expect("router");
         let prepare = router.prepare_config();
-        let stored = embed_for_screening(model.as_ref(), &[SHORT, &long], &prepare).expect("embed");
+        let stored =
+            embed_for_screening(model.as_ref(), &[SHORT, &long], &prepare, None).expect("embed");
         for (label, text, e) in
             [("short", SHORT, &stored[0]), ("2000_words", long.as_str(), &stored[1])]
         {
@@ -74,16 +76,23 @@ fn bench(c: &mut Criterion) {
             b.iter(|| store.verdicts(black_box(&key), &[id]).expect("verdict"))
         });
         // A new text each time: adding a text already stored returns its id without embedding.
+        // With the index's triage (what `memory add` does) and, interleaved in the same run,
+        // with every window embedded.
+        let triage = router.screen_triage();
         let mut n = 0u64;
-        group.bench_function(format!("{name}/memory_add=2000_words"), |b| {
-            b.iter(|| {
-                n += 1;
-                let text = format!("{long} Note {n}.");
-                let id =
-                    store.add(model.as_ref(), "memory", black_box(&text), "bench").expect("add");
-                switchyard::screen_and_record(&mut store, &router, &[id]).expect("screen")
-            })
-        });
+        for (label, t) in [("", triage.clone()), ("/every_window_embedded", None)] {
+            group.bench_function(format!("{name}/memory_add=2000_words{label}"), |b| {
+                store.set_triage(t.clone());
+                b.iter(|| {
+                    n += 1;
+                    let text = format!("{long} Note {n}.");
+                    let id = store
+                        .add(model.as_ref(), "memory", black_box(&text), "bench")
+                        .expect("add");
+                    switchyard::screen_and_record(&mut store, &router, &[id]).expect("screen")
+                })
+            });
+        }
     }
     group.finish();
 }

@@ -24,6 +24,7 @@ mod selection;
 mod thinking;
 mod thresholds;
 mod train_file;
+mod triage;
 
 pub use crate::cascade::{DEFAULT_MARGIN, DEFAULT_MIN_COVERAGE};
 pub use crate::query_shift::{ORDINARY_REQUESTS, QUERY_SHIFT_STRENGTH};
@@ -39,6 +40,7 @@ pub use crate::thresholds::derive_thresholds;
 pub use crate::train_file::{
     CATALOG_DOCUMENTS_FILE, CATALOG_TRAIN_FILE, LabelledText, ScreenTraining, load_injection_train,
 };
+pub use crate::triage::DEFAULT_TRIAGE_MAX_MISS;
 
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
@@ -152,6 +154,8 @@ pub struct BuildReport {
     pub screen: switchyard_format::ScreenMeta,
     /// Whether the screen has a lexical head beside its embedding head.
     pub lexical_screen: bool,
+    /// Which windows of an untrusted entry need an embedding (beside a lexical head).
+    pub triage: Option<switchyard_format::ScreenTriageMeta>,
     /// The id of the query adapter the tools and skills rows were mapped with.
     pub adapter: Option<String>,
     /// Manifest warnings.
@@ -297,6 +301,8 @@ pub struct BuiltBytes {
     pub screen: switchyard_format::ScreenMeta,
     /// Whether it has a lexical screen section.
     pub lexical_screen: bool,
+    /// Its screen triage section.
+    pub triage: Option<switchyard_format::ScreenTriageMeta>,
     /// Time spent embedding the catalog.
     pub embed_ms: f64,
 }
@@ -452,7 +458,7 @@ pub fn build_bytes_with(
     let off_topic: Vec<f32> =
         embed_all(embedder, &off_topic_texts, None)?.into_iter().flatten().collect();
     let item_off_topic = adapter.map(|a| a.apply_rows(&off_topic));
-    let shift = query_shift_section(embedder, adapter, &matrices, dim)?;
+    let shift = query_shift::section(embedder, adapter, &matrices, dim)?;
     let selection = selection::selection(&selection::Inputs {
         catalog,
         dim,
@@ -525,10 +531,13 @@ pub fn build_bytes_with(
         w.cascade(rows, &cascade)?;
     }
     w.selection(&selection)?.query_shift(&shift)?;
-    let (screen, screen_lexical) = screen.into_sections();
+    let (screen, screen_lexical, triage) = screen.into_sections();
     w.screen(&screen)?;
     if let Some(lexical) = &screen_lexical {
         w.screen_lexical(lexical)?;
+    }
+    if let Some(triage) = &triage {
+        w.screen_triage(triage)?;
     }
     if let Some((rows, thinking)) = thinking::thinking_section(catalog, embedder)? {
         w.thinking(rows, &thinking)?;
@@ -544,23 +553,8 @@ pub fn build_bytes_with(
         })?;
     }
     let lexical = screen_lexical.is_some();
-    Ok(BuiltBytes { bytes: w.to_bytes()?, meta, screen, lexical_screen: lexical, embed_ms })
-}
-
-/// The query shift of the tools and skills rows (`matrices[0]`, `[1]`, as stored): the centroid
-/// of [`query_shift::ORDINARY_REQUESTS`] embedded as tasks (and mapped like a task when there
-/// is an adapter).
-fn query_shift_section(
-    embedder: &dyn Embedder,
-    adapter: Option<&Adapter>,
-    matrices: &[Vec<f32>],
-    dim: usize,
-) -> Result<switchyard_format::QueryShiftMeta> {
-    let texts: Vec<String> = query_shift::ORDINARY_REQUESTS.iter().map(|s| s.to_string()).collect();
-    let rows: Vec<f32> = embed_all(embedder, &texts, None)?.into_iter().flatten().collect();
-    let rows = adapter.map_or(rows.clone(), |a| a.apply_rows(&rows));
-    let c = query_shift::centroid(&rows, dim);
-    Ok(query_shift::query_shift(&c, texts.len(), &matrices[0], &matrices[1], dim))
+    let bytes = w.to_bytes()?;
+    Ok(BuiltBytes { bytes, meta, screen, lexical_screen: lexical, triage, embed_ms })
 }
 
 /// Maps the rows of items (`spans`: first row, row count) with the adapter: every row for a
@@ -651,6 +645,7 @@ pub fn build_to_file(
         && existing.screen().is_some_and(|s| screen.matches(s))
         && existing.screen_lexical().is_some()
             == (screen.options.lexical && existing.screen().is_some_and(|s| s.head.is_some()))
+        && existing.screen_triage().is_none_or(|t| t.max_miss == screen.options.triage_max_miss)
         && existing.adapter().map(|a| a.id.clone()) == options.adapter.as_ref().map(|(_, a)| a.id())
     {
         return Ok(BuildOutcome::UpToDate { path: out.to_path_buf(), manifest_hash: hash });
@@ -660,7 +655,7 @@ pub fn build_to_file(
         a.check_model(path, &info.name, info.fingerprint.0, info.dim)?;
     }
     let adapter = options.adapter.as_ref().map(|(_, a)| a);
-    let BuiltBytes { bytes, meta, screen, lexical_screen, embed_ms } =
+    let BuiltBytes { bytes, meta, screen, lexical_screen, triage, embed_ms } =
         build_bytes_with(&catalog, embedder, &screen, adapter, options.progress.as_deref())?;
     switchyard_format::write_atomic(out, &bytes)?;
     let rows = SectionKind::MATRICES
@@ -684,6 +679,7 @@ pub fn build_to_file(
         thresholds: meta.thresholds.clone(),
         screen,
         lexical_screen,
+        triage,
         adapter: adapter.map(Adapter::id),
         warnings: catalog.warnings.iter().map(ToString::to_string).collect(),
         embed_ms,

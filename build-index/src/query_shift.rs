@@ -16,6 +16,8 @@
 //! than 0.3. The report sets informed this constant; `benches/RESULTS.md` (2026-11-26, session
 //! 16) gives both strengths on every set.
 
+use switchyard_adapter::Adapter;
+use switchyard_embed::Embedder;
 use switchyard_format::{QueryShiftMeta, dot};
 
 /// How much of the ordinary requests' centroid is taken from the task (0 = none, 1 = all).
@@ -89,6 +91,25 @@ pub const ORDINARY_REQUESTS: &[&str] = &[
     "turn this meeting transcript into action items",
     "is there a faster way to get to the airport",
 ];
+
+/// The query shift of the tools and skills rows (`matrices[0]`, `[1]`, as stored): the centroid
+/// of [`ORDINARY_REQUESTS`] embedded as tasks (and mapped like a task when there is an
+/// adapter).
+pub(crate) fn section(
+    embedder: &dyn Embedder,
+    adapter: Option<&Adapter>,
+    matrices: &[Vec<f32>],
+    dim: usize,
+) -> crate::Result<QueryShiftMeta> {
+    let texts: Vec<String> = ORDINARY_REQUESTS.iter().map(|s| s.to_string()).collect();
+    let rows: Vec<f32> = crate::embed_all(embedder, &texts, None)?.into_iter().flatten().collect();
+    let rows = match adapter {
+        Some(a) => a.apply_rows(&rows),
+        None => rows,
+    };
+    let c = centroid(&rows, dim);
+    Ok(query_shift(&c, texts.len(), &matrices[0], &matrices[1], dim))
+}
 
 /// The mean of `vectors` (rows of width `dim`), not normalised.
 pub(crate) fn centroid(vectors: &[f32], dim: usize) -> Vec<f32> {

@@ -42,11 +42,13 @@
 //! A catalog with fewer than [`MIN_HEAD_ROWS`] attack patterns or benign look-alikes gets no
 //! head: screening falls back to the contrast rule and the index says why.
 
-use switchyard_format::{LexicalScreenMeta, ScreenHead, ScreenMeta, WindowingMeta};
+use switchyard_format::{
+    LexicalScreenMeta, ScreenHead, ScreenMeta, ScreenTriageMeta, WindowingMeta,
+};
 use switchyard_untrusted::PrepareConfig;
 
 /// Version of the screen training; an index from another version is rebuilt.
-pub const SCREEN_BUILDER_VERSION: u32 = 3;
+pub const SCREEN_BUILDER_VERSION: u32 = 4;
 /// Below this many attack patterns or benign look-alikes, no head is trained.
 pub const MIN_HEAD_ROWS: usize = 20;
 /// The default false-positive rate the threshold targets on benign text.
@@ -114,6 +116,9 @@ pub struct ScreenOptions {
     /// weighs the same. A large training set then cannot outvote the catalog's own attacks
     /// and look-alikes.
     pub catalog_share: Option<f64>,
+    /// The share of flagged training attacks the triage may clear without an embedding
+    /// (see `triage`); 0 turns the triage off, so every window is embedded.
+    pub triage_max_miss: f32,
 }
 
 impl Default for ScreenOptions {
@@ -129,6 +134,7 @@ impl Default for ScreenOptions {
             prepare: PrepareConfig::default(),
             lexical: true,
             catalog_share: Some(0.5),
+            triage_max_miss: crate::triage::DEFAULT_TRIAGE_MAX_MISS,
         }
     }
 }
@@ -416,18 +422,22 @@ pub struct TrainedScreen {
     pub windowing: WindowingMeta,
     /// The lexical head whose logit adds to the embedding head's (only beside a head).
     pub lexical: Option<LexicalScreenMeta>,
+    /// Which windows need an embedding (only beside a lexical head).
+    pub triage: Option<ScreenTriageMeta>,
 }
 
 impl TrainedScreen {
-    /// The screen section and the lexical section.
-    pub fn into_sections(self) -> (ScreenMeta, Option<LexicalScreenMeta>) {
+    /// The screen section, the lexical section and the triage section.
+    pub fn into_sections(
+        self,
+    ) -> (ScreenMeta, Option<LexicalScreenMeta>, Option<ScreenTriageMeta>) {
         let meta = ScreenMeta {
             builder_version: self.builder_version,
             head: self.head,
             fallback_reason: self.fallback_reason,
             windowing: self.windowing,
         };
-        (meta, self.lexical)
+        (meta, self.lexical, self.triage)
     }
 }
 
@@ -451,6 +461,7 @@ pub fn train(
             )),
             windowing,
             lexical: None,
+            triage: None,
         };
     }
     let x: Vec<Vec<f64>> =
@@ -463,7 +474,7 @@ pub fn train(
     });
     // Out-of-fold scores: both heads fitted without the fold, their logits added. Folds run in
     // parallel; each is deterministic, so the result is too.
-    let per_fold: Vec<Vec<(usize, f64)>> = {
+    let per_fold: Vec<Vec<(usize, f64, f64)>> = {
         use rayon::prelude::*;
         (0..FOLDS)
             .into_par_iter()
@@ -478,15 +489,17 @@ pub fn train(
                             (Some(l), Some(lw)) => l.dot(i, lw),
                             _ => 0.0,
                         };
-                        (i, logit(&w, &x[i]) + lex)
+                        (i, logit(&w, &x[i]) + lex, lex)
                     })
                     .collect()
             })
             .collect()
     };
     let mut oof = vec![0.0f64; rows.len()];
-    for (i, s) in per_fold.into_iter().flatten() {
+    let mut oof_lexical = vec![0.0f64; rows.len()];
+    for (i, s, lex) in per_fold.into_iter().flatten() {
         oof[i] = s;
+        oof_lexical[i] = lex;
     }
     let mut benign_scores: Vec<f64> =
         oof.iter().zip(&y).filter(|(_, y)| !**y).map(|(s, _)| *s).collect();
@@ -537,6 +550,9 @@ pub fn train(
         }),
         fallback_reason: None,
         windowing,
+        triage: lexical.as_ref().and_then(|_| {
+            crate::triage::choose(&oof, &oof_lexical, &y, threshold, options.triage_max_miss)
+        }),
         lexical,
     }
 }

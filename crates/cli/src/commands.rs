@@ -288,11 +288,12 @@ pub fn screen(a: ScreenArgs) -> Result<()> {
     for v in all {
         writeln!(
             std::io::stdout(),
-            "{:<5} score {:>7.3}  {} of {} pieces ({}): {}",
+            "{:<5} score {:>7.3}  {} of {} pieces, {} cleared unembedded ({}): {}",
             if v.flagged { "DROP" } else { "keep" },
             v.score,
             v.decided_by.piece,
             v.pieces_screened,
+            v.pieces_cleared,
             v.decided_by.origin,
             truncate(&v.decided_by.excerpt, 70)
         )?;

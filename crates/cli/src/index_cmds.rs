@@ -44,6 +44,12 @@ pub struct BuildArgs {
     /// character and word n-grams of each piece, whose logit adds to the embedding head's).
     #[arg(long)]
     pub no_lexical_screen: bool,
+    /// Share of the training attacks the screen flags that the triage may clear without
+    /// embedding them (windows whose lexical logit is under the floor chosen for it are never
+    /// embedded, which makes `memory add` of long entries several times faster); 0 turns the
+    /// triage off.
+    #[arg(long, default_value_t = switchyard_build_index::DEFAULT_TRIAGE_MAX_MISS)]
+    pub triage_max_miss: f32,
     /// L2 penalty of the learned screen (larger: smoother, less fitted to the training rows).
     #[arg(long, default_value_t = switchyard_build_index::DEFAULT_L2)]
     pub screen_l2: f64,
@@ -79,6 +85,13 @@ pub fn build_index(a: BuildArgs) -> Result<()> {
         anyhow::bail!("--screen-l2 {} must be a positive number such as 0.01", a.screen_l2);
     }
     screen.options.l2 = a.screen_l2;
+    if !(0.0..0.5).contains(&a.triage_max_miss) {
+        anyhow::bail!(
+            "--triage-max-miss {} is outside [0, 0.5); give a share such as 0.005, or 0 to embed every window",
+            a.triage_max_miss
+        );
+    }
+    screen.options.triage_max_miss = a.triage_max_miss;
     for f in &a.injection_train {
         screen.add_file(f)?;
     }
@@ -215,6 +228,9 @@ fn print_outcome(outcome: &switchyard_build_index::BuildOutcome, model: &str) {
                     r.screen.fallback_reason.as_deref().unwrap_or("no head")
                 ),
             }
+            if let Some(t) = &r.triage {
+                println!("{}", triage_line(t));
+            }
         }
     }
 }
@@ -262,6 +278,7 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
                 "attacks": h.attacks, "benign": h.benign, "sources": h.sources,
             })),
         })),
+        "screen_triage": index.screen_triage(),
         "query_shift": index.query_shift().map(|q| serde_json::json!({
             "strength": q.strength, "requests": q.requests,
         })),
@@ -341,6 +358,10 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
             "screen     contrast rule only (format version {} has no learned screen)",
             h.version
         ),
+    }
+    match index.screen_triage() {
+        Some(t) => println!("{}", triage_line(t)),
+        None => println!("triage     none (every window of an untrusted entry is embedded)"),
     }
     match index.adapter() {
         Some(ad) => println!(
@@ -440,4 +461,15 @@ pub fn verify(a: VerifyArgs) -> Result<()> {
         );
         Ok(())
     }
+}
+
+/// What the screen's triage does, in one line (build output and `inspect`).
+fn triage_line(t: &switchyard::format::ScreenTriageMeta) -> String {
+    format!(
+        "triage     windows with a lexical logit under {:.3} are cleared without an embedding; out of fold it clears {:.1}% of the flagged training attacks (at most {:.1}%) and {:.1}% of the benign rows",
+        t.lexical_floor,
+        t.oof_missed * 100.0,
+        t.max_miss * 100.0,
+        t.oof_benign_cleared * 100.0
+    )
 }

@@ -468,16 +468,27 @@ pub fn eval(a: EvalArgs) -> Result<()> {
             let overall = flat(&report.overall);
             let contrast = flat(&report.contrast_rule);
             let whole = flat(&report.whole_text_only);
+            let untriaged = flat(&report.without_triage);
             let per: Vec<(String, BTreeMap<String, serde_json::Value>)> = report
                 .per_lang
                 .iter()
                 .map(|(l, f)| (format!("lang:{l}"), flat(f)))
                 .chain(report.per_kind.iter().map(|(k, f)| (format!("kind:{k}"), flat(f))))
                 .collect();
-            let mut rows =
-                vec![("all", &overall), ("contrast_rule", &contrast), ("whole_text_only", &whole)];
+            let mut rows = vec![
+                ("all", &overall),
+                ("contrast_rule", &contrast),
+                ("whole_text_only", &whole),
+                ("without_triage", &untriaged),
+            ];
             rows.extend(per.iter().map(|(l, m)| (l.as_str(), m)));
             table(&rows);
+            if let Some(t) = &report.triage {
+                println!(
+                    "triage: {} of {} windows cleared unembedded (lexical floor {:.3}); {} samples flagged only with every window embedded ({} injections)",
+                    t.cleared, t.pieces, t.lexical_floor, t.flags_lost, t.injections_lost
+                );
+            }
             Ok(())
         }
         EvalCommand::Thinking(a) => {

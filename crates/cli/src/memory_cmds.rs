@@ -185,7 +185,7 @@ fn store_with_router(db: &Path, index: &Path) -> Result<(MemoryStore, Arc<dyn Em
     let (opened, model) = open_with_model(&builder, None)?;
     let router = builder.build_from(opened, Arc::clone(&model))?;
     let mut store = MemoryStore::open(db)?;
-    store.set_prepare(router.prepare_config());
+    store.set_prepare(router.prepare_config()).set_triage(router.screen_triage());
     Ok((store, model, router))
 }
 
@@ -208,6 +208,8 @@ fn screen_stored(store: &mut MemoryStore, router: &Router, id: i64) -> Result<se
         "rule": report.rule,
         "score": v.score,
         "threshold": v.threshold,
+        "pieces": v.pieces_screened,
+        "pieces_cleared_unembedded": v.pieces_cleared,
     }))
 }
 

@@ -264,6 +264,7 @@ pub fn run(cfg: &BenchConfig, embedder: Arc<dyn Embedder>) -> Result<BenchReport
         embedder.as_ref(),
         SCREEN_ENTRIES,
         &cached.prepare_config(),
+        cached.screen_triage().as_ref(),
     )?;
     let entries: Vec<ScreenEntry<'_>> = SCREEN_ENTRIES
         .iter()

@@ -7,8 +7,9 @@
 //! the router. The score ranked for the curves is the verdict's score (the learned head's
 //! logit, or the contrast rule made continuous), which is >= the verdict's threshold exactly
 //! when the router flags the text. Beside the deployed rule the report gives the contrast rule
-//! alone and the deployed rule on whole texts only (no windows), to show what each part adds;
-//! the attack similarity alone is `auc_attack_only`.
+//! alone, the deployed rule on whole texts only (no windows) and without the index's triage
+//! (every window embedded), to show what each part adds or costs; the attack similarity alone
+//! is `auc_attack_only`.
 
 use crate::metrics::{Confusion, recall_at_fpr, roc_auc, round4};
 use crate::tools::{EvalTimings, ModelInfo};
@@ -69,6 +70,21 @@ pub struct Figures {
     pub at_threshold: BTreeMap<String, serde_json::Value>,
 }
 
+/// What the index's triage did to the samples' windows.
+#[derive(Debug, Clone, Serialize)]
+pub struct TriageFigures {
+    /// The lexical floor.
+    pub lexical_floor: f32,
+    /// Pieces that are not the whole text (the whole is always embedded).
+    pub pieces: usize,
+    /// Of those, cleared from their text alone (never embedded).
+    pub cleared: usize,
+    /// Samples flagged with every window embedded but not with the triage.
+    pub flags_lost: usize,
+    /// Of those, injections (label 1).
+    pub injections_lost: usize,
+}
+
 /// The report of `eval injection`.
 #[derive(Debug, Clone, Serialize)]
 pub struct InjectionReport {
@@ -98,6 +114,10 @@ pub struct InjectionReport {
     pub contrast_rule: Figures,
     /// The deployed rule on whole texts only (no windows): what windows add.
     pub whole_text_only: Figures,
+    /// The deployed rule with every window embedded (no triage): what the triage costs.
+    pub without_triage: Figures,
+    /// What the triage did, when the index has one.
+    pub triage: Option<TriageFigures>,
     /// Per `lang`, deployed rule.
     pub per_lang: BTreeMap<String, Figures>,
     /// Per `kind`, deployed rule (when the set has kinds).
@@ -147,22 +167,52 @@ pub fn eval_injection(
     let prepared: Vec<_> = rows.iter().map(|r| screening_texts(&r.text, &prepare)).collect();
     let all: Vec<&str> = prepared.iter().flat_map(|(t, _)| t.iter().map(String::as_str)).collect();
     let vectors = embedding::embed_many(embedder.as_ref(), &all, "embed samples", progress)?;
+    // Every piece is embedded (for the comparison without the triage); the deployed entries
+    // drop the embeddings of the pieces the triage clears, as `memory add` never makes them.
+    let triage = router.screen_triage();
+    let cleared: Vec<Vec<bool>> = prepared
+        .iter()
+        .map(|(t, _)| {
+            t.iter()
+                .skip(1)
+                .map(|p| triage.as_ref().is_some_and(|tr| !tr.needs_embedding(p)))
+                .collect()
+        })
+        .collect();
     let mut it = vectors.into_iter();
     let embedded: Vec<EmbeddedEntry> =
         prepared.into_iter().map(|(_, spans)| EmbeddedEntry::take(spans, &mut it)).collect();
+    let triaged: Vec<EmbeddedEntry> = embedded
+        .iter()
+        .zip(&cleared)
+        .map(|(e, c)| {
+            let mut e = e.clone();
+            for (p, &c) in e.pieces.iter_mut().zip(c) {
+                if c {
+                    p.embedding = Vec::new();
+                }
+            }
+            e
+        })
+        .collect();
     let embed_ms = te.elapsed().as_secs_f64() * 1e3;
 
     let ts = Instant::now();
-    let entries = |windows: bool| -> Vec<ScreenEntry<'_>> {
+    fn entries<'a>(
+        rows: &'a [SampleRow],
+        of: &'a [EmbeddedEntry],
+        windows: bool,
+    ) -> Vec<ScreenEntry<'a>> {
         rows.iter()
-            .zip(&embedded)
+            .zip(of)
             .map(|(r, e)| switchyard::screen_entry(&r.text, &e.embedding, &e.pieces, windows))
             .collect()
-    };
+    }
     let labels: Vec<bool> = rows.iter().map(|r| r.label == 1).collect();
-    let deployed = verdicts(&router, &entries(true))?;
-    let contrast_verdicts = verdicts(&contrast, &entries(true))?;
-    let whole_verdicts = verdicts(&router, &entries(false))?;
+    let deployed = verdicts(&router, &entries(&rows, &triaged, true))?;
+    let untriaged = verdicts(&router, &entries(&rows, &embedded, true))?;
+    let contrast_verdicts = verdicts(&contrast, &entries(&rows, &embedded, true))?;
+    let whole_verdicts = verdicts(&router, &entries(&rows, &embedded, false))?;
     let route_ms = ts.elapsed().as_secs_f64() * 1e3;
 
     let columns = |v: &[Verdict]| {
@@ -178,6 +228,16 @@ pub fn eval_injection(
     let contrast_rule = figures(&cs, &ca, &cf, &labels);
     let (ws, wa, wf) = columns(&whole_verdicts);
     let whole_text_only = figures(&ws, &wa, &wf, &labels);
+    let (us, ua, uf) = columns(&untriaged);
+    let without_triage = figures(&us, &ua, &uf, &labels);
+    let lost: Vec<usize> = (0..rows.len()).filter(|&i| uf[i] && !flagged[i]).collect();
+    let triage = triage.map(|t| TriageFigures {
+        lexical_floor: t.floor(),
+        pieces: cleared.iter().map(Vec::len).sum(),
+        cleared: cleared.iter().flatten().filter(|c| **c).count(),
+        flags_lost: lost.len(),
+        injections_lost: lost.iter().filter(|&&i| labels[i]).count(),
+    });
 
     let group = |key: &dyn Fn(&SampleRow) -> Option<String>| -> BTreeMap<String, Figures> {
         let mut by: BTreeMap<String, Vec<usize>> = BTreeMap::new();
@@ -219,6 +279,8 @@ pub fn eval_injection(
         overall,
         contrast_rule,
         whole_text_only,
+        without_triage,
+        triage,
         per_lang,
         per_kind,
         timings: EvalTimings {

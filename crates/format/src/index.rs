@@ -5,7 +5,7 @@ use crate::layout::{
 use crate::matrix::MatrixView;
 use crate::{
     AdapterMeta, CascadeMeta, FormatError, IndexMeta, LexicalScreenMeta, QueryShiftMeta, Result,
-    ScreenMeta, SelectionMeta, ThinkingMeta,
+    ScreenMeta, ScreenTriageMeta, SelectionMeta, ThinkingMeta,
 };
 use std::path::{Path, PathBuf};
 
@@ -102,6 +102,7 @@ pub struct Index {
     adapter: Option<AdapterMeta>,
     thinking: Option<ThinkingMeta>,
     query_shift: Option<QueryShiftMeta>,
+    screen_triage: Option<ScreenTriageMeta>,
 }
 
 impl std::fmt::Debug for Index {
@@ -169,6 +170,8 @@ impl Index {
         let thinking = decode_optional(optional(SectionKind::Thinking), ThinkingMeta::decode)?;
         let query_shift =
             decode_optional(optional(SectionKind::QueryShift), QueryShiftMeta::decode)?;
+        let screen_triage =
+            decode_optional(optional(SectionKind::ScreenTriage), ScreenTriageMeta::decode)?;
         let index = Self {
             path,
             storage,
@@ -182,6 +185,7 @@ impl Index {
             adapter,
             thinking,
             query_shift,
+            screen_triage,
         };
         index.check_strings()?;
         crate::section_checks::meta(&index)?;
@@ -191,6 +195,7 @@ impl Index {
         crate::section_checks::adapter(&index)?;
         crate::section_checks::thinking(&index)?;
         crate::section_checks::query_shift(&index)?;
+        crate::section_checks::screen_triage(&index)?;
         Ok(index)
     }
 
@@ -265,6 +270,12 @@ impl Index {
     /// scores (version 7 on; see [`QueryShiftMeta`]).
     pub fn query_shift(&self) -> Option<&QueryShiftMeta> {
         self.query_shift.as_ref()
+    }
+
+    /// Which windows of an untrusted entry need an embedding (version 8 on; see
+    /// [`ScreenTriageMeta`]).
+    pub fn screen_triage(&self) -> Option<&ScreenTriageMeta> {
+        self.screen_triage.as_ref()
     }
 
     /// The thinking modes, when the index was built from a catalog with `thinking.toml`

@@ -3,7 +3,7 @@
 /// The first 8 bytes of every index.
 pub const MAGIC: [u8; 8] = *b"SWYDIDX\0";
 /// The version this build writes.
-pub const FORMAT_VERSION: u32 = 7;
+pub const FORMAT_VERSION: u32 = 8;
 /// The oldest version this build reads.
 pub const OLDEST_SUPPORTED_VERSION: u32 = 1;
 /// Every section starts on a multiple of this many bytes.
@@ -69,11 +69,14 @@ pub enum SectionKind {
     /// score any request gets (the row against the centroid of ordinary requests), subtracted
     /// from the task's score (optional; version 7 on; only beside `Selection`).
     QueryShift,
+    /// bincode-encoded [`crate::ScreenTriageMeta`]: the lexical logit under which a window is
+    /// cleared without being embedded (optional; version 8 on; only beside `ScreenLexical`).
+    ScreenTriage,
 }
 
 impl SectionKind {
     /// Every kind in file order.
-    pub const ALL: [SectionKind; 17] = [
+    pub const ALL: [SectionKind; 18] = [
         SectionKind::Tools,
         SectionKind::Skills,
         SectionKind::Modes,
@@ -91,6 +94,7 @@ impl SectionKind {
         SectionKind::Thinking,
         SectionKind::ScreenLexical,
         SectionKind::QueryShift,
+        SectionKind::ScreenTriage,
     ];
 
     /// The matrix kinds.
@@ -122,6 +126,7 @@ impl SectionKind {
             SectionKind::Thinking => 15,
             SectionKind::ScreenLexical => 16,
             SectionKind::QueryShift => 17,
+            SectionKind::ScreenTriage => 18,
         }
     }
 
@@ -150,6 +155,7 @@ impl SectionKind {
             SectionKind::Thinking => "thinking",
             SectionKind::ScreenLexical => "screen_lexical",
             SectionKind::QueryShift => "query_shift",
+            SectionKind::ScreenTriage => "screen_triage",
         }
     }
 
@@ -164,7 +170,8 @@ impl SectionKind {
             | SectionKind::Adapter
             | SectionKind::Thinking
             | SectionKind::ScreenLexical
-            | SectionKind::QueryShift => Dtype::U8,
+            | SectionKind::QueryShift
+            | SectionKind::ScreenTriage => Dtype::U8,
             SectionKind::StringOffsets => Dtype::U32,
             _ => Dtype::F32,
         }

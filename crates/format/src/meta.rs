@@ -393,6 +393,27 @@ pub struct LexicalScreenMeta {
 
 bincode_codec!(LexicalScreenMeta, "lexical screen metadata");
 
+/// The screen's triage (optional section, version 8 on, only beside the lexical head): which
+/// windows of an entry need an embedding at all. Embedding every window of a long entry is
+/// what `memory add` spends its time on, and most windows of an ordinary text look nothing
+/// like an attack to the lexical head either. A window whose lexical logit is below
+/// `lexical_floor` is cleared from its text alone and never embedded; the others are embedded
+/// and screened in full. The floor is chosen at build time, out of fold, so that at most
+/// `max_miss` of the training attacks the full screen flags fall below it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ScreenTriageMeta {
+    /// Windows whose lexical logit is below this are cleared without an embedding.
+    pub lexical_floor: f32,
+    /// The share of flagged training attacks the floor was allowed to clear.
+    pub max_miss: f32,
+    /// Out of fold: the share of the flagged training attacks it clears.
+    pub oof_missed: f32,
+    /// Out of fold: the share of the benign training rows it clears.
+    pub oof_benign_cleared: f32,
+}
+
+bincode_codec!(ScreenTriageMeta, "screen triage metadata");
+
 /// The query adapter the index was built with (optional section, version 4 on): the tools and
 /// skills rows are stored already mapped by it, and the router maps the task vector with it
 /// before scoring them. See `switchyard-adapter` for the map.

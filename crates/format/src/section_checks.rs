@@ -1,6 +1,6 @@
 //! Consistency checks run when an index opens, after the header and section table checks: the
 //! metadata against the matrices, then the optional sections (`cascade`, `selection`, `screen`,
-//! `adapter`, `thinking`, `query_shift`).
+//! `adapter`, `thinking`, `query_shift`, `screen_triage`).
 
 use crate::{FormatError, Index, Result, SectionKind};
 
@@ -322,6 +322,33 @@ pub(crate) fn query_shift(index: &Index) -> Result<()> {
         }
         if values.iter().chain([&shift.strength]).any(|x| !x.is_finite()) {
             return Err(bad(format!("a {what} value or the strength is not a finite number")));
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn screen_triage(index: &Index) -> Result<()> {
+    let Some(triage) = index.screen_triage() else { return Ok(()) };
+    let bad = |message: String| FormatError::BadMeta {
+        path: index.path().to_path_buf(),
+        message: format!("screen_triage: {message}"),
+    };
+    if index.screen_lexical().is_none() {
+        return Err(bad("present without a screen_lexical section".into()));
+    }
+    if !triage.lexical_floor.is_finite() {
+        return Err(bad(format!(
+            "the lexical floor {} is not a finite number",
+            triage.lexical_floor
+        )));
+    }
+    for (what, x) in [
+        ("max_miss", triage.max_miss),
+        ("oof_missed", triage.oof_missed),
+        ("oof_benign_cleared", triage.oof_benign_cleared),
+    ] {
+        if !(0.0..=1.0).contains(&x) {
+            return Err(bad(format!("{what} {x} is not a share between 0 and 1")));
         }
     }
     Ok(())

@@ -23,6 +23,7 @@ pub struct IndexWriter {
     adapter: Option<Vec<u8>>,
     thinking: Option<Vec<u8>>,
     query_shift: Option<Vec<u8>>,
+    screen_triage: Option<Vec<u8>>,
 }
 
 impl IndexWriter {
@@ -41,6 +42,7 @@ impl IndexWriter {
             adapter: None,
             thinking: None,
             query_shift: None,
+            screen_triage: None,
         }
     }
 
@@ -115,6 +117,9 @@ impl IndexWriter {
         if let Some(shift) = index.query_shift() {
             w.query_shift(shift)?;
         }
+        if let Some(triage) = index.screen_triage() {
+            w.screen_triage(triage)?;
+        }
         Ok(w)
     }
 
@@ -153,6 +158,12 @@ impl IndexWriter {
     /// Sets the screen's lexical head (written only beside a screen section).
     pub fn screen_lexical(&mut self, meta: &crate::LexicalScreenMeta) -> Result<&mut Self> {
         self.screen_lexical = Some(meta.encode()?);
+        Ok(self)
+    }
+
+    /// Sets the screen's triage (written only beside a lexical screen).
+    pub fn screen_triage(&mut self, meta: &crate::ScreenTriageMeta) -> Result<&mut Self> {
+        self.screen_triage = Some(meta.encode()?);
         Ok(self)
     }
 
@@ -245,6 +256,14 @@ impl IndexWriter {
                 ));
             }
             payloads.push((SectionKind::QueryShift, shift.clone(), 0, 0, 0));
+        }
+        if let Some(triage) = &self.screen_triage {
+            if self.screen_lexical.is_none() {
+                return Err(FormatError::InvalidInput(
+                    "a screen triage was set without a lexical screen".into(),
+                ));
+            }
+            payloads.push((SectionKind::ScreenTriage, triage.clone(), 0, 0, 0));
         }
 
         let count = payloads.len();

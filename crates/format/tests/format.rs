@@ -107,7 +107,17 @@ fn sample_writer() -> IndexWriter {
     w.thinking(rows(&[15, 16, 17]), &sample_thinking()).unwrap();
     w.screen_lexical(&sample_lexical()).unwrap();
     w.query_shift(&sample_shift()).unwrap();
+    w.screen_triage(&sample_triage()).unwrap();
     w
+}
+
+fn sample_triage() -> ScreenTriageMeta {
+    ScreenTriageMeta {
+        lexical_floor: -0.3,
+        max_miss: 0.005,
+        oof_missed: 0.004,
+        oof_benign_cleared: 0.9,
+    }
 }
 
 fn sample_shift() -> QueryShiftMeta {
@@ -266,6 +276,29 @@ fn the_query_shift_round_trips_only_beside_a_selection_with_one_value_per_row() 
     w.meta(&sample_meta()).unwrap();
     let e = w.to_bytes().map(|_| ()).unwrap_err().to_string();
     assert!(e.contains("a query shift was set without a selection section"), "{e}");
+}
+
+#[test]
+fn the_screen_triage_round_trips_only_beside_a_lexical_screen_with_a_finite_floor() {
+    let index =
+        Index::from_bytes(&sample_writer().to_bytes().unwrap(), &OpenOptions::new()).unwrap();
+    assert_eq!(index.screen_triage(), Some(&sample_triage()));
+    let refused = |triage: ScreenTriageMeta| {
+        let mut w = sample_writer();
+        w.screen_triage(&triage).unwrap();
+        Index::from_bytes(&w.to_bytes().unwrap(), &OpenOptions::new()).unwrap_err().to_string()
+    };
+    let e = refused(ScreenTriageMeta { lexical_floor: f32::NAN, ..sample_triage() });
+    assert!(e.contains("screen_triage: the lexical floor NaN is not a finite number"), "{e}");
+    let e = refused(ScreenTriageMeta { oof_missed: 1.5, ..sample_triage() });
+    assert!(e.contains("screen_triage: oof_missed 1.5 is not a share between 0 and 1"), "{e}");
+    let mut w = IndexWriter::new(DIM, [0xab; 16]);
+    w.screen_triage(&sample_triage()).unwrap();
+    w.matrix(SectionKind::Tools, unit(1)).unwrap();
+    w.strings(vec!["read a file".into()]);
+    w.meta(&sample_meta()).unwrap();
+    let e = w.to_bytes().map(|_| ()).unwrap_err().to_string();
+    assert!(e.contains("a screen triage was set without a lexical screen"), "{e}");
 }
 
 #[test]
@@ -488,8 +521,8 @@ fn header_layout_matches_the_spec() {
     assert_eq!(u32::from_le_bytes(b[12..16].try_into().unwrap()), 64);
     assert_eq!(u64::from_le_bytes(b[16..24].try_into().unwrap()), FLAG_ROWS_NORMALISED);
     // 8 sections, plus static_rows, cascade, selection, screen, thinking_rows, thinking,
-    // screen_lexical and query_shift.
-    assert_eq!(u32::from_le_bytes(b[24..28].try_into().unwrap()), 16);
+    // screen_lexical, query_shift and screen_triage.
+    assert_eq!(u32::from_le_bytes(b[24..28].try_into().unwrap()), 17);
     assert_eq!(u32::from_le_bytes(b[28..32].try_into().unwrap()), DIM as u32);
     assert_eq!(&b[32..48], &[0xab; 16]);
     assert_eq!(u64::from_le_bytes(b[48..56].try_into().unwrap()), b.len() as u64);
@@ -533,7 +566,7 @@ fn errors_are_distinct_and_verbatim() {
     b[8..12].copy_from_slice(&99u32.to_le_bytes());
     assert_eq!(
         open_err(&b),
-        "index <memory>: format version 99 is not supported (this build reads 1..=7); rebuild it with switchyard build-index"
+        "index <memory>: format version 99 is not supported (this build reads 1..=8); rebuild it with switchyard build-index"
     );
     let mut b = good.clone();
     b[28] ^= 1;

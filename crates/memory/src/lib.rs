@@ -47,6 +47,7 @@ pub use error::{MemoryError, Result};
 pub use pieces::{EmbeddedEntry, embed_for_screening, screening_texts};
 use pieces::{insert_pieces, to_blob};
 pub use stores::{DEFAULT_STORE, DEFAULT_TAIL_BYTES, StoreTail, check_store_name, utc_timestamp};
+pub use switchyard_lexical::LexicalTriage;
 
 /// One stored entry.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -87,7 +88,8 @@ pub struct StoredPiece {
     pub end: usize,
     /// Where it comes from.
     pub origin: Origin,
-    /// Unit embedding made at write time.
+    /// Unit embedding made at write time; empty when the index's triage cleared the piece
+    /// from its text alone (see `switchyard_lexical::LexicalTriage`).
     pub embedding: Vec<f32>,
 }
 
@@ -136,6 +138,7 @@ pub struct MemoryStore {
     cache: Vec<Entry>,
     cache_version: Option<i64>,
     prepare: PrepareConfig,
+    triage: Option<LexicalTriage>,
 }
 
 impl std::fmt::Debug for MemoryStore {
@@ -238,12 +241,19 @@ impl MemoryStore {
             cache: Vec::new(),
             cache_version: None,
             prepare: PrepareConfig::default(),
+            triage: None,
         })
     }
 
     /// Sets how new entries are cut into pieces (the index's windowing; the default otherwise).
     pub fn set_prepare(&mut self, prepare: PrepareConfig) -> &mut Self {
         self.prepare = prepare;
+        self
+    }
+
+    /// Sets the triage of new entries' pieces (the index's; none: every piece is embedded).
+    pub fn set_triage(&mut self, triage: Option<LexicalTriage>) -> &mut Self {
+        self.triage = triage;
         self
     }
 
@@ -319,7 +329,7 @@ impl MemoryStore {
             return Ok(id);
         }
         let EmbeddedEntry { embedding: v, pieces } =
-            embed_for_screening(model, &[text], &self.prepare)
+            embed_for_screening(model, &[text], &self.prepare, self.triage.as_ref())
                 .map_err(|source| MemoryError::Embed { path: self.path.clone(), source })?
                 .pop()
                 .unwrap_or(EmbeddedEntry { embedding: Vec::new(), pieces: Vec::new() });
@@ -382,7 +392,7 @@ impl MemoryStore {
                 .map_err(|e| self.sql(e))?
         };
         let texts: Vec<&str> = entries.iter().map(|(_, t)| t.as_str()).collect();
-        let embedded = embed_for_screening(model, &texts, &self.prepare)
+        let embedded = embed_for_screening(model, &texts, &self.prepare, self.triage.as_ref())
             .map_err(|source| MemoryError::Embed { path: self.path.clone(), source })?;
         let fp = model.info().fingerprint.to_hex();
         let path = self.path.clone();

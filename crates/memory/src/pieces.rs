@@ -1,9 +1,13 @@
 //! What screening reads of an untrusted text: the whole text's embedding and one per piece
 //! (windows, de-obfuscated text, decoded payloads), computed once, when the text is written.
+//! With the index's triage, a piece whose text alone clears it is stored without an embedding
+//! (most windows of an ordinary long text): the whole text is always embedded (memory search
+//! reads it).
 
 use crate::StoredPiece;
 use rusqlite::params;
 use switchyard_embed::Embedder;
+use switchyard_lexical::LexicalTriage;
 use switchyard_untrusted::{Origin, PrepareConfig, prepare};
 
 pub(crate) fn to_blob(v: &[f32]) -> Vec<u8> {
@@ -41,20 +45,41 @@ pub struct EmbeddedEntry {
 
 /// Embeds texts for screening exactly as `add` stores them, batching every text and piece
 /// through the model in chunks of 64: what `screen` and `eval injection` measure is what an
-/// assembly sees.
+/// assembly sees. With a `triage`, the pieces it clears get an empty embedding instead (the
+/// whole text is always embedded).
 pub fn embed_for_screening(
     model: &dyn Embedder,
     texts: &[&str],
     config: &PrepareConfig,
+    triage: Option<&LexicalTriage>,
 ) -> Result<Vec<EmbeddedEntry>, switchyard_embed::EmbedError> {
     let prepared: Vec<_> = texts.iter().map(|t| screening_texts(t, config)).collect();
-    let all: Vec<&str> = prepared.iter().flat_map(|(t, _)| t.iter().map(String::as_str)).collect();
+    // Which texts go through the model: every whole text (the first of each entry's texts),
+    // and the pieces the triage does not clear.
+    let wanted: Vec<Vec<bool>> = prepared
+        .iter()
+        .map(|(t, _)| {
+            t.iter()
+                .enumerate()
+                .map(|(k, text)| k == 0 || triage.is_none_or(|tr| tr.needs_embedding(text)))
+                .collect()
+        })
+        .collect();
+    let all: Vec<&str> = prepared
+        .iter()
+        .zip(&wanted)
+        .flat_map(|((t, _), w)| t.iter().zip(w).filter(|(_, w)| **w).map(|(t, _)| t.as_str()))
+        .collect();
     let mut vectors = Vec::with_capacity(all.len());
     for chunk in all.chunks(64) {
         vectors.extend(model.embed_batch(chunk)?);
     }
     let mut it = vectors.into_iter();
-    Ok(prepared.into_iter().map(|(_, spans)| EmbeddedEntry::take(spans, &mut it)).collect())
+    let mut filled = wanted
+        .iter()
+        .flatten()
+        .map(|&w| if w { it.next().unwrap_or_default() } else { Vec::new() });
+    Ok(prepared.into_iter().map(|(_, spans)| EmbeddedEntry::take(spans, &mut filled)).collect())
 }
 
 impl EmbeddedEntry {

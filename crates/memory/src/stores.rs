@@ -140,7 +140,7 @@ impl MemoryStore {
         }
         let info = model.info();
         self.check_model(info.fingerprint, &info.name)?;
-        let prepared = embed_for_screening(model, &[text], &self.prepare)
+        let prepared = embed_for_screening(model, &[text], &self.prepare, self.triage.as_ref())
             .map_err(|source| MemoryError::Embed { path: path.clone(), source })?
             .pop();
         let Some(entry) = prepared else { return Err(MemoryError::EmptyText) };

@@ -90,6 +90,8 @@ pub struct Router {
     /// The query adapter the index's tools and skills rows were mapped with.
     adapter: Option<switchyard_adapter::Adapter>,
     cache: Option<Mutex<LruCache<String, Arc<[f32]>>>>,
+    /// The screen's triage, made on first use (it copies the lexical head's weights).
+    pub(crate) triage: std::sync::OnceLock<Option<switchyard_lexical::LexicalTriage>>,
 }
 
 impl std::fmt::Debug for Router {
@@ -189,6 +191,7 @@ impl Router {
             tool_agreement,
             adapter,
             cache,
+            triage: std::sync::OnceLock::new(),
         })
     }
 

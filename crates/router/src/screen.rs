@@ -16,8 +16,13 @@
 //! `benign` are the piece's best cosines against the attack patterns and the benign
 //! look-alikes.
 //!
-//! Scores come from dot products with stored vectors and the piece's own text, never from
-//! embedding.
+//! **Triage.** A piece stored without an embedding was cleared from its text alone by the
+//! triage of the index `memory add` used (its lexical logit was under the index's floor; see
+//! `switchyard_format::ScreenTriageMeta`). It is cleared again when this index's triage clears
+//! it too, and counted in the verdict; otherwise (another index, or one without a triage) it is
+//! embedded here, the only case where screening embeds, and counted as such.
+//!
+//! Scores come from dot products with stored vectors and the piece's own text.
 
 use crate::{Result, RouteError, Router, kernels};
 use serde::Serialize;
@@ -27,7 +32,7 @@ use switchyard_untrusted::{Origin, PrepareConfig};
 /// Version of the screening rules in [`Router::screen`]: part of [`Router::screen_key`], so
 /// verdicts stored by an older rule are not read as this one's. Bump it whenever the same
 /// index and pieces could reach another verdict.
-pub const SCREEN_RULES_VERSION: u32 = 2;
+pub const SCREEN_RULES_VERSION: u32 = 3;
 
 /// Entries with at least this many pieces (the whole included) are scored on every core.
 const PARALLEL_PIECES: usize = 8;
@@ -41,7 +46,7 @@ pub struct PieceRef<'a> {
     pub end: usize,
     /// Where it comes from.
     pub origin: Origin,
-    /// Its embedding, made with the index's model.
+    /// Its embedding, made with the index's model; empty when a triage cleared it unembedded.
     pub embedding: &'a [f32],
 }
 
@@ -91,6 +96,11 @@ pub struct Verdict {
     pub decided_by: PieceVerdict,
     /// Pieces screened (the whole entry counts).
     pub pieces_screened: usize,
+    /// Of those, pieces cleared from their text alone by the triage, never embedded.
+    pub pieces_cleared: usize,
+    /// Of those, pieces stored without an embedding that this index's triage does not clear,
+    /// embedded while screening.
+    pub pieces_embedded_now: usize,
     /// Whether only the whole entry was screened (no stored windows).
     pub whole_entry_only: bool,
     /// The deciding piece's lexical logit (hashed n-grams of its text), already part of
@@ -123,6 +133,8 @@ pub struct ScreenReport {
     pub fallback_reason: Option<String>,
     /// Entries screened as a whole only because they have no stored windows.
     pub whole_entry_only: usize,
+    /// Pieces embedded while screening (stored unembedded, not cleared by this index).
+    pub embedded_now: usize,
 }
 
 /// The best piece so far: its score and threshold, which piece (`None`: the whole entry), and
@@ -190,10 +202,12 @@ impl Router {
     pub fn screen(&self, entries: &[ScreenEntry<'_>]) -> Result<ScreenReport> {
         let dim = self.index().dim();
         for (i, e) in entries.iter().enumerate() {
+            // A piece may have no embedding (cleared by a triage); the whole entry always has.
             let bad = e
                 .pieces
                 .iter()
                 .map(|p| p.embedding.len())
+                .filter(|&n| n != 0)
                 .chain([e.embedding.len()])
                 .find(|&n| n != dim);
             if let Some(found) = bad {
@@ -210,6 +224,8 @@ impl Router {
         };
         let lexical = head.and(self.index().screen_lexical());
         let prepare = self.prepare_config();
+        let (cleared, embedded_now) = self.unembedded_pieces(entries, &prepare)?;
+        report.embedded_now = embedded_now.len();
         // One piece's score and threshold, its lexical logit, and its nearest attack and benign
         // look-alike.
         type Scored = (f32, f32, Option<f32>, (f32, usize), (f32, usize));
@@ -247,8 +263,15 @@ impl Router {
         };
         for (i, e) in entries.iter().enumerate() {
             let whole = std::iter::once((None, e.embedding));
-            let pieces = e.pieces.iter().enumerate().map(|(k, p)| (Some(k), p.embedding));
+            let pieces = e.pieces.iter().enumerate().filter_map(|(k, p)| {
+                if !p.embedding.is_empty() {
+                    return Some((Some(k), p.embedding));
+                }
+                embedded_now.get(&(i, k)).map(|v| (Some(k), v.as_slice()))
+            });
             let all: Vec<(Option<usize>, &[f32])> = whole.chain(pieces).collect();
+            let cleared_here = cleared.iter().filter(|&&(ei, _)| ei == i).count();
+            let embedded_here = embedded_now.keys().filter(|&&(ei, _)| ei == i).count();
             // The text a piece's embedding was made from (only read with a lexical head).
             let text_of = |k: Option<usize>| match k {
                 None => e.text.to_string(),
@@ -295,6 +318,8 @@ impl Router {
                     excerpt: excerpt(e.text, start, end),
                 },
                 pieces_screened: 1 + e.pieces.len(),
+                pieces_cleared: cleared_here,
+                pieces_embedded_now: embedded_here,
                 whole_entry_only: e.pieces.is_empty(),
                 lexical_score: lexical,
                 attack_score: a.0,
@@ -316,6 +341,58 @@ impl Router {
         }
         report.dropped_count = report.dropped.len();
         Ok(report)
+    }
+
+    /// The pieces stored without an embedding: those this index's triage clears (entry,
+    /// piece), and the others embedded now, keyed the same way.
+    #[allow(clippy::type_complexity)]
+    fn unembedded_pieces(
+        &self,
+        entries: &[ScreenEntry<'_>],
+        prepare: &PrepareConfig,
+    ) -> Result<(Vec<(usize, usize)>, std::collections::HashMap<(usize, usize), Vec<f32>>)> {
+        let triage = self.screen_triage();
+        let mut cleared = Vec::new();
+        let mut to_embed: Vec<((usize, usize), String)> = Vec::new();
+        for (i, e) in entries.iter().enumerate() {
+            for (k, p) in e.pieces.iter().enumerate().filter(|(_, p)| p.embedding.is_empty()) {
+                let text = piece_text(e.text, p, prepare);
+                match &triage {
+                    Some(t) if !t.needs_embedding(&text) => cleared.push((i, k)),
+                    _ => to_embed.push(((i, k), text)),
+                }
+            }
+        }
+        let mut embedded = std::collections::HashMap::with_capacity(to_embed.len());
+        for chunk in to_embed.chunks(64) {
+            let texts: Vec<&str> = chunk.iter().map(|(_, t)| t.as_str()).collect();
+            let vectors =
+                self.embedder().embed_batch(&texts).map_err(|e| RouteError::Embedding {
+                    message: format!("embedding pieces stored without an embedding: {e}"),
+                })?;
+            for ((key, _), v) in chunk.iter().zip(vectors) {
+                embedded.insert(*key, v);
+            }
+        }
+        Ok((cleared, embedded))
+    }
+
+    /// The triage of new entries' pieces: the lexical head and the floor of the index's
+    /// `screen_triage` section; `None` without one (every piece is embedded) or when the
+    /// contrast rule screens alone (it has no lexical head to clear with).
+    pub fn screen_triage(&self) -> Option<switchyard_lexical::LexicalTriage> {
+        self.screen_head()?;
+        self.triage
+            .get_or_init(|| {
+                let floor = self.index().screen_triage()?.lexical_floor;
+                let l = self.index().screen_lexical()?;
+                Some(switchyard_lexical::LexicalTriage::new(
+                    l.weights.clone().into(),
+                    l.bias,
+                    floor,
+                ))
+            })
+            .clone()
     }
 
     /// How untrusted entries are cut into pieces: the windowing recorded in the index, else

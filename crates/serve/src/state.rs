@@ -65,7 +65,9 @@ impl AppState {
         let memory = match config.assembler.memory_path() {
             Some(p) => {
                 let mut store = MemoryStore::open(p)?;
-                store.set_prepare(engine.assembler.router().prepare_config());
+                store
+                    .set_prepare(engine.assembler.router().prepare_config())
+                    .set_triage(engine.assembler.router().screen_triage());
                 Some(Arc::new(Mutex::new(store)))
             }
             None => None,
@@ -197,7 +199,9 @@ impl AppState {
                 if let Some(store) = &self.inner.memory
                     && let Ok(mut store) = store.lock()
                 {
-                    store.set_prepare(engine.assembler.router().prepare_config());
+                    store
+                        .set_prepare(engine.assembler.router().prepare_config())
+                        .set_triage(engine.assembler.router().screen_triage());
                 }
                 tracing::info!(index = %path.display(), generation, model = %engine.model().info().name, "index reloaded");
                 self.inner.engine.store(Arc::new(engine));

@@ -40,6 +40,7 @@ pub fn screen_texts(
         router.embedder().as_ref(),
         texts,
         &router.prepare_config(),
+        router.screen_triage().as_ref(),
     )
     .map_err(|e| switchyard_router::RouteError::Embedding {
         message: format!("embedding the texts to screen: {e}"),
