@@ -152,6 +152,8 @@ fn out_of_range_screen_settings_are_refused_with_an_example_before_any_work() {
         ("--target-fpr", "-0.1", "--target-fpr -0.1 is outside [0, 0.5)"),
         ("--screen-l2", "0", "--screen-l2 0 must be a positive number"),
         ("--screen-l2", "NaN", "--screen-l2 NaN must be a positive number"),
+        ("--triage-max-miss", "0.6", "--triage-max-miss 0.6 is outside [0, 0.5)"),
+        ("--triage-max-miss", "NaN", "--triage-max-miss NaN is outside [0, 0.5)"),
     ] {
         let arg = format!("{flag}={value}");
         let o = run(&["build-index", "--out", out.to_str().unwrap(), &arg]);
