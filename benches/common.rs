@@ -8,10 +8,15 @@ use std::sync::Arc;
 use switchyard_embed::Embedder;
 
 /// The provisioned models among `minilm` and `e5-small`.
+///
+/// The `SWITCHYARD_*` variables apply (`SWITCHYARD_KERNEL=avx2` measures the AVX2 kernels on a
+/// CPU that has AVX-512), as they do for the CLI.
 pub fn models() -> Vec<(&'static str, Arc<dyn Embedder>)> {
+    let options = switchyard_embed::EmbedOptions::from_vars(|v| std::env::var(v).ok())
+        .unwrap_or_else(|e| panic!("{e}"));
     ["minilm", "e5-small"]
         .into_iter()
-        .filter_map(|name| match switchyard_embed::load(name) {
+        .filter_map(|name| match switchyard_embed::load_with(name, &options) {
             Ok(m) => Some((name, Arc::new(m) as Arc<dyn Embedder>)),
             Err(e) => {
                 eprintln!("skipping {name}: {e} (run `python3 models/provision.py`)");

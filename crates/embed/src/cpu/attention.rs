@@ -14,6 +14,76 @@ pub(super) struct AttnScratch {
     ctx: Vec<f32>,
 }
 
+/// Runs attention `jobs` (`(first row, tokens, head)`) into `ctx`, compiled for the widest
+/// vectors of the process's kernel. Not through a closure handed to a `target_feature`
+/// function: a closure this size is compiled on its own, without the features (perf: the
+/// softmax ran 4 lanes wide that way).
+pub(super) fn attend_jobs(
+    qkv: &[f32],
+    jobs: &[(usize, usize, usize)],
+    hd: usize,
+    h: usize,
+    ctx: SendPtr,
+    sc: &mut AttnScratch,
+) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if crate::cpu::kernel::has_avx512() {
+            // SAFETY: avx512f was detected at run time (and AVX-512 CPUs have AVX2 and FMA).
+            return unsafe { attend_jobs_avx512(qkv, jobs, hd, h, ctx, sc) };
+        }
+        if crate::cpu::kernel::has_avx2_fma() {
+            // SAFETY: avx2 and fma were detected at run time.
+            return unsafe { attend_jobs_avx2(qkv, jobs, hd, h, ctx, sc) };
+        }
+    }
+    attend_jobs_body(qkv, jobs, hd, h, ctx, sc);
+}
+
+/// # Safety
+/// The CPU must have AVX-512 F, AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx2,fma")]
+unsafe fn attend_jobs_avx512(
+    qkv: &[f32],
+    jobs: &[(usize, usize, usize)],
+    hd: usize,
+    h: usize,
+    ctx: SendPtr,
+    sc: &mut AttnScratch,
+) {
+    attend_jobs_body(qkv, jobs, hd, h, ctx, sc);
+}
+
+/// # Safety
+/// The CPU must have AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn attend_jobs_avx2(
+    qkv: &[f32],
+    jobs: &[(usize, usize, usize)],
+    hd: usize,
+    h: usize,
+    ctx: SendPtr,
+    sc: &mut AttnScratch,
+) {
+    attend_jobs_body(qkv, jobs, hd, h, ctx, sc);
+}
+
+#[inline(always)]
+fn attend_jobs_body(
+    qkv: &[f32],
+    jobs: &[(usize, usize, usize)],
+    hd: usize,
+    h: usize,
+    ctx: SendPtr,
+    sc: &mut AttnScratch,
+) {
+    for &(start, len, head) in jobs {
+        attend(qkv, start, len, head, hd, h, ctx, sc);
+    }
+}
+
 /// Attention of one text's tokens (rows `[start, start + len)` of `qkv`) for one head,
 /// written to the head's columns of those rows of `ctx` (`[tokens, h]`).
 ///
@@ -22,7 +92,7 @@ pub(super) struct AttnScratch {
 /// same SIMD width as the linear layers.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)] // one head of one text: all of it is needed, nothing groups
-pub(super) fn attend(
+fn attend(
     qkv: &[f32],
     start: usize,
     len: usize,
@@ -34,39 +104,66 @@ pub(super) fn attend(
 ) {
     let stride = 3 * h;
     let scale = 1.0 / (hd as f32).sqrt();
-    sc.q.clear();
+    // Every element of the three is written below.
+    sc.q.resize(len * hd, 0.0);
     sc.kt.resize(hd * len, 0.0);
-    sc.v.clear();
+    sc.v.resize(len * hd, 0.0);
     for j in 0..len {
         let row = &qkv[(start + j) * stride..(start + j + 1) * stride];
-        sc.q.extend(row[head * hd..(head + 1) * hd].iter().map(|v| v * scale));
+        copy_head_row(&row[head * hd..(head + 1) * hd], &mut sc.q[j * hd..(j + 1) * hd]);
         for (d, &kv) in row[h + head * hd..h + (head + 1) * hd].iter().enumerate() {
             sc.kt[d * len + j] = kv;
         }
-        sc.v.extend_from_slice(&row[2 * h + head * hd..2 * h + (head + 1) * hd]);
+        let v = &row[2 * h + head * hd..2 * h + (head + 1) * hd];
+        copy_head_row(v, &mut sc.v[j * hd..(j + 1) * hd]);
+    }
+    // Scaled in one pass over the gathered rows, which vectorises (inside the gather it did not).
+    for v in sc.q.iter_mut() {
+        *v *= scale;
     }
     let keys = PackedLinear::new(&sc.kt, vec![0.0; len], hd, len);
-    keys.forward(&sc.q, len, &mut sc.scores, 1);
-    for row in sc.scores.chunks_exact_mut(len) {
-        let max = lane_max(row);
-        for s in row.iter_mut() {
-            *s = exp_neg(*s - max);
-        }
-        let inv = 1.0 / lane_sum(row, |v| v);
-        for s in row.iter_mut() {
-            *s *= inv;
-        }
-    }
     let values = PackedLinear::new(&sc.v, vec![0.0; hd], len, hd);
-    values.forward(&sc.scores, len, &mut sc.ctx, 1);
-    for (i, c) in sc.ctx.chunks_exact(hd).enumerate() {
-        // SAFETY: row start + i, columns of this head: inside `ctx` and written only here.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                c.as_ptr(),
-                ctx.get().add((start + i) * h + head * hd),
-                hd,
-            )
-        };
+    // Query rows a block at a time, so a block's scores and the products' accumulator rows
+    // stay in cache (a 512-token text's whole score matrix is 1 MiB per head). Each row's
+    // values do not depend on the blocking.
+    for first in (0..len).step_by(QUERY_BLOCK) {
+        let rows = QUERY_BLOCK.min(len - first);
+        keys.forward(&sc.q[first * hd..(first + rows) * hd], rows, &mut sc.scores, 1);
+        for row in sc.scores.chunks_exact_mut(len) {
+            let max = lane_max(row);
+            for s in row.iter_mut() {
+                *s = exp_neg(*s - max);
+            }
+            let inv = 1.0 / lane_sum(row, |v| v);
+            for s in row.iter_mut() {
+                *s *= inv;
+            }
+        }
+        values.forward(&sc.scores, rows, &mut sc.ctx, 1);
+        for (i, c) in sc.ctx.chunks_exact(hd).enumerate() {
+            // SAFETY: row start + first + i, columns of this head: inside `ctx` and written
+            // only here.
+            let out = unsafe {
+                std::slice::from_raw_parts_mut(
+                    ctx.get().add((start + first + i) * h + head * hd),
+                    hd,
+                )
+            };
+            copy_head_row(c, out);
+        }
     }
 }
+
+/// Copies one head's row of floats. Inline for rows of 32 (both models' heads): a `memmove`
+/// call per row of every head cost more than the copies themselves.
+#[inline(always)]
+fn copy_head_row(src: &[f32], dst: &mut [f32]) {
+    const HEAD: usize = 32;
+    match (<&[f32; HEAD]>::try_from(src), <&mut [f32; HEAD]>::try_from(&mut *dst)) {
+        (Ok(s), Ok(d)) => *d = *s,
+        _ => dst.copy_from_slice(src),
+    }
+}
+
+/// Query rows per block of [`attend`]: 64 rows of a 512-token text's scores are 128 KiB.
+const QUERY_BLOCK: usize = 64;

@@ -24,7 +24,8 @@
 //! Every value is computed in `f32` in the same order whatever the thread count (threads split
 //! output columns, never a sum), so results are deterministic.
 
-use super::attention::{AttnScratch, attend};
+use super::attention::{AttnScratch, attend_jobs};
+use super::int8::Activations;
 use super::kernel::{PackedLinear, Precision, SendPtr};
 use super::math::{gelu_in_place, layer_norm_row};
 use super::store::NormPair;
@@ -108,30 +109,59 @@ const SPLIT_MIN_ATTENTION: usize = 100_000;
 /// LayerNorm over fewer rows than this runs on one thread.
 const SPLIT_MIN_ROWS: usize = 16;
 
-/// Runs `f` compiled for AVX2 and FMA when the CPU has them: a helper thread's share of a step
-/// runs in a closure, which does not inherit [`FastLayers::forward_avx2`]'s features.
+/// Runs `f` compiled for the widest vectors of the process's kernel: AVX-512 (16 lanes), else
+/// AVX2 and FMA (8). A helper thread's share of a step runs in a closure, which does not
+/// inherit [`FastLayers::forward_avx2`]'s features. The width changes speed, not results: the
+/// element-wise math never fuses a multiply and an add, and every sum adds in a fixed order.
 #[inline(always)]
-fn with_avx2<R>(f: impl FnOnce() -> R) -> R {
+fn with_simd<R>(f: impl FnOnce() -> R) -> R {
     #[cfg(target_arch = "x86_64")]
-    if crate::cpu::kernel::has_avx2_fma() {
-        /// # Safety
-        /// The CPU must have AVX2 and FMA.
-        #[target_feature(enable = "avx2,fma")]
-        unsafe fn run<R>(f: impl FnOnce() -> R) -> R {
-            f()
+    {
+        if crate::cpu::kernel::has_avx512() {
+            /// # Safety
+            /// The CPU must have AVX-512 F, AVX2 and FMA.
+            #[target_feature(enable = "avx512f,avx2,fma")]
+            unsafe fn run<R>(f: impl FnOnce() -> R) -> R {
+                f()
+            }
+            // SAFETY: avx512f was detected at run time (and AVX-512 CPUs have AVX2 and FMA).
+            return unsafe { run(f) };
         }
-        // SAFETY: avx2 and fma were detected at run time.
-        return unsafe { run(f) };
+        if crate::cpu::kernel::has_avx2_fma() {
+            /// # Safety
+            /// The CPU must have AVX2 and FMA.
+            #[target_feature(enable = "avx2,fma")]
+            unsafe fn run<R>(f: impl FnOnce() -> R) -> R {
+                f()
+            }
+            // SAFETY: avx2 and fma were detected at run time.
+            return unsafe { run(f) };
+        }
     }
     f()
 }
 
+/// Products with integer weights over at least this many rows quantize their activations
+/// once, split across the team, before the products; below it each thread quantizes all rows
+/// for itself, which costs less than the extra rendezvous (a 64-row, 1536-wide input takes
+/// ~50 µs to quantize on one thread).
+const SHARED_QUANTIZE_MIN_ROWS: usize = 64;
+
 /// `out = x W^T + b` for `m` rows, then GELU if `gelu`, split across the team by panels.
-fn linear(team: &Team, lin: &PackedLinear, x: &[f32], m: usize, out: &mut Vec<f32>, gelu: bool) {
+/// `acts` holds the activations the team quantizes for large integer products.
+fn linear(
+    team: &Team,
+    lin: &PackedLinear,
+    x: &[f32],
+    m: usize,
+    out: &mut Vec<f32>,
+    gelu: bool,
+    acts: &mut Activations,
+) {
     if team.size() == 1 || m * lin.n() * lin.k() < SPLIT_MIN_PRODUCT {
         lin.forward(x, m, out, 1);
         if gelu {
-            with_avx2(|| gelu_in_place(out));
+            with_simd(|| gelu_in_place(out));
         }
         return;
     }
@@ -141,11 +171,25 @@ fn linear(team: &Team, lin: &PackedLinear, x: &[f32], m: usize, out: &mut Vec<f3
     // would each fetch a line from this core (1-2% of a 64-token forward on 2 threads).
     out.resize(m * n, 0.0);
     let dst = SendPtr(out.as_mut_ptr());
+    let quantized = if lin.is_int8() && m >= SHARED_QUANTIZE_MIN_ROWS {
+        acts.resize(m, lin.k());
+        let writer = acts.writer();
+        let (simd, k) = (crate::cpu::kernel::int8_simd(), lin.k());
+        team.split(&|part, parts| {
+            // SAFETY: sized for [m, k] above and not touched until the split returns; each
+            // part writes its own rows.
+            unsafe { writer.quantize_rows(simd, x, k, share(m, part, parts)) }
+        });
+        Some(&*acts)
+    } else {
+        None
+    };
     team.split(&|part, parts| {
-        // SAFETY: each part writes only its own panels' columns of the `[m, n]` output.
-        let cols = unsafe { lin.forward_share(x, m, dst.get(), part, parts) };
+        // SAFETY: each part writes only its own panels' columns of the `[m, n]` output, and
+        // `quantized` holds x's activations.
+        let cols = unsafe { lin.forward_share(x, quantized, m, dst.get(), part, parts) };
         if gelu {
-            with_avx2(|| {
+            with_simd(|| {
                 for r in 0..m {
                     // SAFETY: row r's columns of this part, written by this part only.
                     let row = unsafe {
@@ -184,6 +228,7 @@ struct Scratch {
     ctx: Vec<f32>,
     tmp: Vec<f32>,
     mid: Vec<f32>,
+    acts: Activations,
 }
 
 thread_local! {
@@ -203,7 +248,7 @@ fn add_layer_norm(
 ) {
     let rows = x.len() / h;
     if team.size() == 1 || rows < SPLIT_MIN_ROWS {
-        with_avx2(|| add_layer_norm_rows(x, residual, norm, h, eps));
+        with_simd(|| add_layer_norm_rows(x, residual, norm, h, eps));
         return;
     }
     let dst = SendPtr(x.as_mut_ptr());
@@ -212,7 +257,7 @@ fn add_layer_norm(
         // SAFETY: each part owns its rows of `x`.
         let mine =
             unsafe { std::slice::from_raw_parts_mut(dst.get().add(r.start * h), r.len() * h) };
-        with_avx2(|| add_layer_norm_rows(mine, &residual[r.start * h..r.end * h], norm, h, eps));
+        with_simd(|| add_layer_norm_rows(mine, &residual[r.start * h..r.end * h], norm, h, eps));
     });
 }
 
@@ -283,15 +328,15 @@ impl FastLayers {
         }
         let attention_work = lens.iter().map(|l| l * l).sum::<usize>() * h;
         for layer in &self.layers {
-            linear(team, &layer.qkv, x, tokens, &mut s.qkv, false);
+            linear(team, &layer.qkv, x, tokens, &mut s.qkv, false, &mut s.acts);
             // Every (text, head) job writes its columns of its rows: no clearing needed.
             s.ctx.resize(tokens * h, 0.0);
             self.attention(team, &s.qkv, &jobs, attention_work, &mut s.ctx);
-            linear(team, &layer.attn_out, &s.ctx, tokens, &mut s.tmp, false);
+            linear(team, &layer.attn_out, &s.ctx, tokens, &mut s.tmp, false, &mut s.acts);
             add_layer_norm(team, &mut s.tmp, x, &layer.attn_norm, h, self.eps);
             std::mem::swap(x, &mut s.tmp);
-            linear(team, &layer.ffn_in, x, tokens, &mut s.mid, true);
-            linear(team, &layer.ffn_out, &s.mid, tokens, &mut s.tmp, false);
+            linear(team, &layer.ffn_in, x, tokens, &mut s.mid, true, &mut s.acts);
+            linear(team, &layer.ffn_out, &s.mid, tokens, &mut s.tmp, false, &mut s.acts);
             add_layer_norm(team, &mut s.tmp, x, &layer.ffn_norm, h, self.eps);
             std::mem::swap(x, &mut s.tmp);
         }
@@ -311,11 +356,7 @@ impl FastLayers {
         let ctx = SendPtr(ctx.as_mut_ptr());
         let run = |mine: &[(usize, usize, usize)]| {
             let mut sc = ATTN.with(|c| std::mem::take(&mut *c.borrow_mut()));
-            with_avx2(|| {
-                for &(start, len, head) in mine {
-                    attend(qkv, start, len, head, hd, h, ctx, &mut sc);
-                }
-            });
+            attend_jobs(qkv, mine, hd, h, ctx, &mut sc);
             ATTN.with(|c| *c.borrow_mut() = sc);
         };
         if team.size() == 1 || work < SPLIT_MIN_ATTENTION {

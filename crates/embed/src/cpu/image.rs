@@ -34,7 +34,7 @@ pub(crate) struct ImageKey {
     pub fingerprint: String,
     /// The weight storage (`i8`, `f16+q4_0`, ...).
     pub storage: String,
-    /// The instruction set the kernels run (`avx512`, `avx2`, `scalar`).
+    /// The instruction set the kernels run (`avx512+vnni`, `avx512`, `avx2`, `scalar`).
     pub kernel: String,
     /// The weight file's length, modification time (ns) and inode (0 where there is none): an
     /// image outlives no change to the file it was packed from.

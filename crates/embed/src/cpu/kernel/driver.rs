@@ -62,14 +62,16 @@ impl PackedLinear {
 
     /// Computes share `part` of `parts` of the output's panels (all rows), into `dst`, a
     /// `[m, n]` row-major buffer that other threads fill with the other shares. Returns the
-    /// columns written.
+    /// columns written. `quantized`: the activations of `x` for integer weights, already
+    /// quantized by the team ([`PackedLinear::is_int8`]); `None` quantizes them on this thread.
     ///
     /// # Safety
     /// `dst` must point to `m * n` floats that nothing else reads or writes in these columns
-    /// during the call.
+    /// during the call; `quantized` must be `x`'s.
     pub(crate) unsafe fn forward_share(
         &self,
         x: &[f32],
+        quantized: Option<&crate::cpu::int8::Activations>,
         m: usize,
         dst: *mut f32,
         part: usize,
@@ -78,8 +80,16 @@ impl PackedLinear {
         assert_eq!(x.len(), m * self.k, "input is not [m, k]");
         let panels = crate::cpu::team::share(self.n.div_ceil(PANEL), part, parts);
         let cols = (panels.start * PANEL).min(self.n)..(panels.end * PANEL).min(self.n);
-        self.panels(isa(), x, m, panels, dst);
+        match (quantized, &self.packed) {
+            (Some(a), Packed::I8(v)) => self.int8_panels(isa(), a, v, m, panels, dst),
+            _ => self.panels(isa(), x, m, panels, dst),
+        }
         cols
+    }
+
+    /// Whether the weights are integers, whose products read quantized activations.
+    pub(crate) fn is_int8(&self) -> bool {
+        matches!(self.packed, Packed::I8(_))
     }
 
     /// Computes the columns of `panels` for every row. `dst` points to `[m, n]` row-major.
@@ -87,19 +97,9 @@ impl PackedLinear {
         let len = self.k * PANEL;
         let runs = self.k / QUANT_RUN;
         if let Packed::I8(v) = &self.packed {
-            // AVX-512 CPUs have AVX2 and FMA too.
-            let simd = isa != Isa::Scalar;
+            let simd = super::settings::int_kernel(isa).simd();
             crate::cpu::int8::with_activations(simd, x, m, self.k, |a| {
-                for p in panels {
-                    let col0 = p * PANEL;
-                    let bias = &self.bias[col0..col0 + (self.n - col0).min(PANEL)];
-                    let panel_runs = &v[p * runs..(p + 1) * runs];
-                    let body = |acc: &mut [[f32; PANEL]], _: &mut Block| {
-                        crate::cpu::int8::panel(simd, a, m, self.k, panel_runs, acc)
-                    };
-                    // SAFETY: dst is the caller's [m, n] output and the panel's columns fit in it.
-                    unsafe { with_panel(m, bias, dst, self.n, col0, body) };
-                }
+                self.int8_panels(isa, a, v, m, panels, dst)
             });
             return;
         }
@@ -127,6 +127,31 @@ impl PackedLinear {
                 Isa::Avx2 => unsafe { x86::panel_avx2(x, m, self.k, w, bias, dst, self.n, col0) },
                 _ => panel_scalar(x, m, self.k, w, bias, dst, self.n, col0),
             }
+        }
+    }
+
+    /// The columns of `panels` for every row, from integer weights `v` and quantized
+    /// activations `a`.
+    fn int8_panels(
+        &self,
+        isa: Isa,
+        a: &crate::cpu::int8::Activations,
+        v: &[crate::cpu::int8::I8Run],
+        m: usize,
+        panels: std::ops::Range<usize>,
+        dst: *mut f32,
+    ) {
+        let kernel = super::settings::int_kernel(isa);
+        let runs = self.k / QUANT_RUN;
+        for p in panels {
+            let col0 = p * PANEL;
+            let bias = &self.bias[col0..col0 + (self.n - col0).min(PANEL)];
+            let panel_runs = &v[p * runs..(p + 1) * runs];
+            // SAFETY: the kernel is the process's; dst is the caller's [m, n] output and the
+            // panel's columns fit in it, written by this share only.
+            unsafe {
+                crate::cpu::int8::panel(kernel, a, m, self.k, panel_runs, bias, dst, self.n, col0)
+            };
         }
     }
 }

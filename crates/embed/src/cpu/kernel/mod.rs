@@ -103,12 +103,14 @@ use crate::cpu::layout::KC;
 pub use crate::cpu::layout::{PANEL, Q4_BLOCK_BYTES, QUANT_RUN};
 use crate::cpu::store::Store;
 pub(crate) use panel::SendPtr;
-use panel::{panel_scalar, with_panel};
-pub(crate) use settings::has_avx2_fma;
+use panel::panel_scalar;
+pub(crate) use panel::with_panel;
 use settings::{F16_MAX, Isa, has_f16c, isa};
 pub use settings::{
     Precision, keep_q4_0, kernel_name, select_kernel, weight_precision, weight_storage,
 };
-use widen::{Block, Weights, block_of, f32_to_f16, next_block};
+pub(crate) use settings::{has_avx2_fma, has_avx512, int8_simd};
+pub(crate) use widen::Block;
+use widen::{Weights, block_of, f32_to_f16, next_block};
 #[cfg(test)]
 use widen::{widen_q4, widen_q8};

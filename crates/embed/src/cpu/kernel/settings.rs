@@ -103,6 +103,40 @@ pub(super) fn detect(choice: KernelChoice) -> Isa {
     Isa::Scalar
 }
 
+/// The integer kernel an instruction set runs: VNNI under the AVX-512 kernel where the CPU has
+/// AVX-512 BW and VNNI as well, else AVX2 under either SIMD kernel.
+pub(super) fn int_kernel(isa: Isa) -> crate::cpu::int8::IntKernel {
+    use crate::cpu::int8::IntKernel;
+    match isa {
+        Isa::Scalar => IntKernel::Portable,
+        Isa::Avx2 => IntKernel::Avx2,
+        Isa::Avx512 if has_vnni() => IntKernel::Vnni,
+        Isa::Avx512 => IntKernel::Avx2,
+    }
+}
+
+/// Whether the process's integer kernel quantizes activations with AVX2.
+pub(crate) fn int8_simd() -> bool {
+    int_kernel(isa()).simd()
+}
+
+/// Whether the CPU has AVX-512 BW and VNNI (cached: detection is a few atomics, but the
+/// driver asks once per product).
+fn has_vnni() -> bool {
+    static VNNI: OnceLock<bool> = OnceLock::new();
+    *VNNI.get_or_init(|| {
+        #[cfg(target_arch = "x86_64")]
+        return is_x86_feature_detected!("avx512bw") && is_x86_feature_detected!("avx512vnni");
+        #[cfg(not(target_arch = "x86_64"))]
+        false
+    })
+}
+
+/// Whether the process's kernel is the AVX-512 one (so the CPU has AVX-512 F).
+pub(crate) fn has_avx512() -> bool {
+    isa() == Isa::Avx512
+}
+
 /// Whether the CPU has AVX2 and FMA (and the process's kernel choice uses them).
 pub(crate) fn has_avx2_fma() -> bool {
     matches!(isa(), Isa::Avx2 | Isa::Avx512)
@@ -123,9 +157,11 @@ pub fn weight_storage(precision: Precision) -> &'static str {
     }
 }
 
-/// The kernel in use, for reports: `avx512`, `avx2` or `scalar`.
+/// The kernel in use, for reports: `avx512+vnni` (integer products by VNNI), `avx512`, `avx2`
+/// or `scalar`.
 pub fn kernel_name() -> &'static str {
     match isa() {
+        Isa::Avx512 if has_vnni() => "avx512+vnni",
         Isa::Avx512 => "avx512",
         Isa::Avx2 => "avx2",
         Isa::Scalar => "scalar",

@@ -13,7 +13,7 @@ pub(super) enum Weights<'a> {
 
 /// A block of KC x PANEL weights widened to f32, aligned for the tiles' loads.
 #[repr(C, align(64))]
-pub(super) struct Block(pub(super) [f32; KC * PANEL]);
+pub(crate) struct Block(pub(super) [f32; KC * PANEL]);
 
 /// Converts f32 to f16 bit patterns, rounding to nearest even (F16C when present).
 pub(super) fn f32_to_f16(src: &[f32]) -> Vec<u16> {
