@@ -113,6 +113,10 @@ const SPLIT_MIN_ROWS: usize = 16;
 /// AVX2 and FMA (8). A helper thread's share of a step runs in a closure, which does not
 /// inherit [`FastLayers::forward_avx2`]'s features. The width changes speed, not results: the
 /// element-wise math never fuses a multiply and an add, and every sum adds in a fixed order.
+///
+/// Only for small closures (GELU, LayerNorm: checked in the disassembly, `zmm` registers): the
+/// compiler may compile a large closure on its own, without the features. Attention's body is
+/// one, so it has its own `target_feature` functions (`attention::attend_jobs`).
 #[inline(always)]
 fn with_simd<R>(f: impl FnOnce() -> R) -> R {
     #[cfg(target_arch = "x86_64")]
