@@ -11,7 +11,9 @@ The split is by content hash, so it is stable and the other halves stay free for
           CyberSecEval rows whose `prompt_id` hashes even (a test case and its translations on
           one side; user inputs label 1, system prompts label 0);
           JailbreakBench rows whose `behavior` hashes even (all methods of one behaviour on
-          one side); NotInject and WildGuard rows whose text hashes even.
+          one side), with the category `jailbreak` (jailbreak prompts) or `harmful_request`
+          (plain harmful goals), so they also train the screen's jailbreak family head;
+          NotInject and WildGuard rows whose text hashes even.
   report: the odd halves (--report-dir writes them): BIPIA samples.jsonl rows of the other
           contexts, clean and injected (their inserted attacks are the set's test attacks,
           never trained on), and the other CyberSecEval cases, JailbreakBench behaviours,
@@ -41,7 +43,8 @@ def main():
             train.append({"text": r["text"], "label": 1, "source": "bipia-train"})
     jb = rows(a.data, "jailbreakbench_artifacts/samples.jsonl")
     key = lambda r: r.get("behavior") or r["text"]
-    train += [{"text": r["text"], "label": r["label"], "source": "jailbreakbench-even"} for r in jb if half(key(r)) == 0]
+    jb_category = lambda r: "harmful_request" if r.get("kind") == "harmful_goal_plain" else "jailbreak"
+    train += [{"text": r["text"], "label": r["label"], "source": "jailbreakbench-even", "category": jb_category(r)} for r in jb if half(key(r)) == 0]
     report["jailbreakbench_artifacts"] = [r for r in jb if half(key(r)) == 1]
     for s, tag in [("notinject", "notinject-even"), ("wildguard_benign_injecguard", "wildguard-even")]:
         rs = rows(a.data, s + "/samples.jsonl")

@@ -18,6 +18,8 @@
 #![deny(missing_docs)]
 
 mod cascade;
+mod family;
+mod logistic;
 mod query_shift;
 mod screen;
 mod selection;
@@ -38,7 +40,8 @@ pub use crate::selection::{
 };
 pub use crate::thresholds::derive_thresholds;
 pub use crate::train_file::{
-    CATALOG_DOCUMENTS_FILE, CATALOG_TRAIN_FILE, LabelledText, ScreenTraining, load_injection_train,
+    CATALOG_DOCUMENTS_FILE, CATALOG_TRAIN_FILE, LabelledText, ScreenTraining, TrainTexts,
+    load_injection_train,
 };
 pub use crate::triage::DEFAULT_TRIAGE_MAX_MISS;
 
@@ -156,6 +159,8 @@ pub struct BuildReport {
     pub lexical_screen: bool,
     /// Which windows of an untrusted entry need an embedding (beside a lexical head).
     pub triage: Option<switchyard_format::ScreenTriageMeta>,
+    /// The screen's family heads.
+    pub families: Option<switchyard_format::ScreenFamiliesMeta>,
     /// The id of the query adapter the tools and skills rows were mapped with.
     pub adapter: Option<String>,
     /// Manifest warnings.
@@ -303,6 +308,8 @@ pub struct BuiltBytes {
     pub lexical_screen: bool,
     /// Its screen triage section.
     pub triage: Option<switchyard_format::ScreenTriageMeta>,
+    /// Its screen family heads section.
+    pub families: Option<switchyard_format::ScreenFamiliesMeta>,
     /// Time spent embedding the catalog.
     pub embed_ms: f64,
 }
@@ -531,13 +538,17 @@ pub fn build_bytes_with(
         w.cascade(rows, &cascade)?;
     }
     w.selection(&selection)?.query_shift(&shift)?;
-    let (screen, screen_lexical, triage) = screen.into_sections();
+    let sections = screen.into_sections();
+    let (screen, screen_lexical, triage) = (sections.screen, sections.lexical, sections.triage);
     w.screen(&screen)?;
     if let Some(lexical) = &screen_lexical {
         w.screen_lexical(lexical)?;
     }
     if let Some(triage) = &triage {
         w.screen_triage(triage)?;
+    }
+    if let Some(families) = &sections.families {
+        w.screen_families(families)?;
     }
     if let Some((rows, thinking)) = thinking::thinking_section(catalog, embedder)? {
         w.thinking(rows, &thinking)?;
@@ -554,7 +565,15 @@ pub fn build_bytes_with(
     }
     let lexical = screen_lexical.is_some();
     let bytes = w.to_bytes()?;
-    Ok(BuiltBytes { bytes, meta, screen, lexical_screen: lexical, triage, embed_ms })
+    Ok(BuiltBytes {
+        bytes,
+        meta,
+        screen,
+        lexical_screen: lexical,
+        triage,
+        families: sections.families,
+        embed_ms,
+    })
 }
 
 /// Maps the rows of items (`spans`: first row, row count) with the adapter: every row for a
@@ -589,7 +608,11 @@ fn screen_section(
         |m: &[f32]| -> Vec<Vec<f32>> { m.chunks_exact(dim).map(<[f32]>::to_vec).collect() };
     let mut rows: Vec<screen::Row> = Vec::new();
     for (i, (v, t)) in rows_of(&matrices[3]).into_iter().zip(&texts[3]).enumerate() {
-        rows.push(screen::Row { pattern_row: Some(i), ..screen::Row::new(t.clone(), v, true) });
+        rows.push(screen::Row {
+            pattern_row: Some(i),
+            category: catalog.patterns.get(i).and_then(|p| p.category.clone()),
+            ..screen::Row::new(t.clone(), v, true)
+        });
     }
     for (i, (v, t)) in rows_of(&matrices[4]).into_iter().zip(&texts[4]).enumerate() {
         rows.push(screen::Row { benign_row: Some(i), ..screen::Row::new(t.clone(), v, false) });
@@ -606,7 +629,8 @@ fn screen_section(
         }
     }
     let catalog_attacks: Vec<String> = catalog.patterns.iter().map(|p| p.text.clone()).collect();
-    let (texts, labels, sources) = training.texts_to_embed(&catalog_attacks);
+    let train_file::TrainTexts { texts, labels, sources, categories } =
+        training.texts_to_embed(&catalog_attacks);
     tracing::info!(
         texts = texts.len(),
         attacks = labels.iter().filter(|&&a| a).count(),
@@ -615,9 +639,9 @@ fn screen_section(
     );
     if !texts.is_empty() {
         let vectors = embed_all(embedder, &texts, None)?;
-        for (((v, attack), text), source) in vectors.into_iter().zip(labels).zip(texts).zip(sources)
-        {
-            rows.push(screen::Row { source, ..screen::Row::new(text, v, attack) });
+        let labelled = labels.into_iter().zip(texts).zip(sources).zip(categories);
+        for (v, (((attack, text), source), category)) in vectors.into_iter().zip(labelled) {
+            rows.push(screen::Row { source, category, ..screen::Row::new(text, v, attack) });
         }
     }
     Ok(screen::train(&rows, &matrices[3], &matrices[4], dim, &training.options))
@@ -646,6 +670,7 @@ pub fn build_to_file(
         && existing.screen_lexical().is_some()
             == (screen.options.lexical && existing.screen().is_some_and(|s| s.head.is_some()))
         && existing.screen_triage().is_none_or(|t| t.max_miss == screen.options.triage_max_miss)
+        && existing.screen_families().map_or(0.0, |f| f.family_fpr) == screen.options.family_fpr
         && existing.adapter().map(|a| a.id.clone()) == options.adapter.as_ref().map(|(_, a)| a.id())
     {
         return Ok(BuildOutcome::UpToDate { path: out.to_path_buf(), manifest_hash: hash });
@@ -655,7 +680,7 @@ pub fn build_to_file(
         a.check_model(path, &info.name, info.fingerprint.0, info.dim)?;
     }
     let adapter = options.adapter.as_ref().map(|(_, a)| a);
-    let BuiltBytes { bytes, meta, screen, lexical_screen, triage, embed_ms } =
+    let BuiltBytes { bytes, meta, screen, lexical_screen, triage, families, embed_ms } =
         build_bytes_with(&catalog, embedder, &screen, adapter, options.progress.as_deref())?;
     switchyard_format::write_atomic(out, &bytes)?;
     let rows = SectionKind::MATRICES
@@ -680,6 +705,7 @@ pub fn build_to_file(
         screen,
         lexical_screen,
         triage,
+        families,
         adapter: adapter.map(Adapter::id),
         warnings: catalog.warnings.iter().map(ToString::to_string).collect(),
         embed_ms,

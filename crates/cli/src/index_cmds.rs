@@ -50,6 +50,12 @@ pub struct BuildArgs {
     /// triage off.
     #[arg(long, default_value_t = switchyard_build_index::DEFAULT_TRIAGE_MAX_MISS)]
     pub triage_max_miss: f32,
+    /// Train a head per family of attacks (jailbreaks: personas, role-play framings, harmful
+    /// requests) beside the main screen, which may flag this much more of the benign training
+    /// rows (out of fold) between them: more jailbreaks caught for more ordinary texts dropped.
+    /// 0 trains none.
+    #[arg(long, default_value_t = 0.0)]
+    pub family_fpr: f32,
     /// L2 penalty of the learned screen (larger: smoother, less fitted to the training rows).
     #[arg(long, default_value_t = switchyard_build_index::DEFAULT_L2)]
     pub screen_l2: f64,
@@ -92,6 +98,13 @@ pub fn build_index(a: BuildArgs) -> Result<()> {
         );
     }
     screen.options.triage_max_miss = a.triage_max_miss;
+    if !(0.0..0.5).contains(&a.family_fpr) {
+        anyhow::bail!(
+            "--family-fpr {} is outside [0, 0.5); give a false-positive rate such as 0.005, or 0 for no family heads",
+            a.family_fpr
+        );
+    }
+    screen.options.family_fpr = a.family_fpr;
     for f in &a.injection_train {
         screen.add_file(f)?;
     }
@@ -228,6 +241,9 @@ fn print_outcome(outcome: &switchyard_build_index::BuildOutcome, model: &str) {
                     r.screen.fallback_reason.as_deref().unwrap_or("no head")
                 ),
             }
+            if let Some(f) = &r.families {
+                println!("{}", families_line(f));
+            }
             if let Some(t) = &r.triage {
                 println!("{}", triage_line(t));
             }
@@ -279,6 +295,16 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
             })),
         })),
         "screen_triage": index.screen_triage(),
+        "screen_families": index.screen_families().map(|f| serde_json::json!({
+            "family_fpr": f.family_fpr,
+            "oof_fpr_combined": f.oof_fpr_combined,
+            "heads": f.heads.iter().map(|h| serde_json::json!({
+                "family": h.family, "categories": h.categories, "threshold": h.threshold,
+                "lexical": h.lexical.is_some(), "lexical_floor": h.lexical_floor,
+                "oof_auc": h.oof_auc, "oof_recall": h.oof_recall, "oof_fpr": h.oof_fpr,
+                "attacks": h.attacks, "benign": h.benign,
+            })).collect::<Vec<_>>(),
+        })),
         "query_shift": index.query_shift().map(|q| serde_json::json!({
             "strength": q.strength, "requests": q.requests,
         })),
@@ -358,6 +384,9 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
             "screen     contrast rule only (format version {} has no learned screen)",
             h.version
         ),
+    }
+    if let Some(f) = index.screen_families() {
+        println!("{}", families_line(f));
     }
     match index.screen_triage() {
         Some(t) => println!("{}", triage_line(t)),
@@ -461,6 +490,35 @@ pub fn verify(a: VerifyArgs) -> Result<()> {
         );
         Ok(())
     }
+}
+
+/// The screen's family heads, one line each (build output and `inspect`).
+fn families_line(f: &switchyard::format::ScreenFamiliesMeta) -> String {
+    let heads: Vec<String> = f
+        .heads
+        .iter()
+        .map(|h| {
+            format!(
+                "families   {} head ({} attacks of {}): threshold {:.3}{}; out of fold AUC {:.3}, recall {:.3}, FPR {:.3}",
+                h.family,
+                h.attacks,
+                h.categories.join(", "),
+                h.threshold,
+                h.lexical_floor
+                    .map(|f| format!(", triage floor {f:.3}"))
+                    .unwrap_or_default(),
+                h.oof_auc,
+                h.oof_recall,
+                h.oof_fpr
+            )
+        })
+        .collect();
+    format!(
+        "{}\nfamilies   the main head and the family heads (allowed {:.2}% more) together flag {:.2}% of the benign training rows out of fold",
+        heads.join("\n"),
+        f.family_fpr * 100.0,
+        f.oof_fpr_combined * 100.0
+    )
 }
 
 /// What the screen's triage does, in one line (build output and `inspect`).

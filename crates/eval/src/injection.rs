@@ -4,9 +4,10 @@
 //!
 //! Samples go through the path an assembly uses: each text is cut into pieces (windows,
 //! de-obfuscation, decoded payloads) and embedded as `memory add` stores it, then screened by
-//! the router. The score ranked for the curves is the verdict's score (the learned head's
-//! logit, or the contrast rule made continuous), which is >= the verdict's threshold exactly
-//! when the router flags the text. Beside the deployed rule the report gives the contrast rule
+//! the router. The score ranked for the curves is the verdict's score less its threshold (the
+//! deciding head's logit over its threshold, or the contrast rule made continuous), which is
+//! at least 0 exactly when the router flags the text; with family heads beside the main head, each
+//! has its own threshold, so only the distance to it ranks texts across heads. Beside the deployed rule the report gives the contrast rule
 //! alone, the deployed rule on whole texts only (no windows) and without the index's triage
 //! (every window embedded), to show what each part adds or costs; the attack similarity alone
 //! is `auc_attack_only`.
@@ -100,8 +101,13 @@ pub struct InjectionReport {
     pub lexical_head: bool,
     /// Why the contrast rule screens alone, when it does.
     pub fallback_reason: Option<String>,
-    /// The deployed rule's threshold (the head's logit threshold, or 0 for the contrast rule).
+    /// The deployed rule's threshold (the main head's logit threshold, or 0 for the contrast
+    /// rule).
     pub threshold: f32,
+    /// Each family head's threshold, by family.
+    pub family_thresholds: BTreeMap<String, f32>,
+    /// Flagged samples by the head that decided (`main` or a family), deployed rule.
+    pub flagged_by: BTreeMap<String, usize>,
     /// The index's contrast-rule threshold on the attack cosine.
     pub contrast_threshold: f32,
     /// The benign margin of the contrast rule.
@@ -217,7 +223,7 @@ pub fn eval_injection(
 
     let columns = |v: &[Verdict]| {
         (
-            v.iter().map(|x| x.score).collect::<Vec<f32>>(),
+            v.iter().map(|x| x.score - x.threshold).collect::<Vec<f32>>(),
             v.iter().map(|x| x.attack_score).collect::<Vec<f32>>(),
             v.iter().map(|x| x.flagged).collect::<Vec<bool>>(),
         )
@@ -263,7 +269,16 @@ pub fn eval_injection(
     let per_kind = group(&|r| r.kind.clone());
     let mean_pieces = deployed.iter().map(|v| v.pieces_screened as f64).sum::<f64>()
         / deployed.len().max(1) as f64;
-    let threshold = deployed.first().map_or(0.0, |v| v.threshold);
+    let threshold = router.screen_head().map_or(0.0, |h| h.threshold);
+    let family_thresholds = router
+        .screen_head()
+        .and(router.index().screen_families())
+        .map(|f| f.heads.iter().map(|h| (h.family.clone(), h.threshold)).collect())
+        .unwrap_or_default();
+    let mut flagged_by: BTreeMap<String, usize> = BTreeMap::new();
+    for v in deployed.iter().filter(|v| v.flagged) {
+        *flagged_by.entry(v.head.clone().unwrap_or_else(|| v.rule.to_string())).or_default() += 1;
+    }
     let total_ms = t0.elapsed().as_secs_f64() * 1e3;
     Ok(InjectionReport {
         index: cfg.index.clone(),
@@ -273,6 +288,8 @@ pub fn eval_injection(
         lexical_head: router.screen_head().is_some() && router.index().screen_lexical().is_some(),
         fallback_reason: router.screen_fallback_reason(),
         threshold,
+        family_thresholds,
+        flagged_by,
         contrast_threshold: router.injection_threshold(),
         margin: router.injection_margin(),
         mean_pieces,

@@ -5,7 +5,7 @@ use crate::layout::{
 use crate::matrix::MatrixView;
 use crate::{
     AdapterMeta, CascadeMeta, FormatError, IndexMeta, LexicalScreenMeta, QueryShiftMeta, Result,
-    ScreenMeta, ScreenTriageMeta, SelectionMeta, ThinkingMeta,
+    ScreenFamiliesMeta, ScreenMeta, ScreenTriageMeta, SelectionMeta, ThinkingMeta,
 };
 use std::path::{Path, PathBuf};
 
@@ -103,6 +103,7 @@ pub struct Index {
     thinking: Option<ThinkingMeta>,
     query_shift: Option<QueryShiftMeta>,
     screen_triage: Option<ScreenTriageMeta>,
+    screen_families: Option<ScreenFamiliesMeta>,
 }
 
 impl std::fmt::Debug for Index {
@@ -172,6 +173,8 @@ impl Index {
             decode_optional(optional(SectionKind::QueryShift), QueryShiftMeta::decode)?;
         let screen_triage =
             decode_optional(optional(SectionKind::ScreenTriage), ScreenTriageMeta::decode)?;
+        let screen_families =
+            decode_optional(optional(SectionKind::ScreenFamilies), ScreenFamiliesMeta::decode)?;
         let index = Self {
             path,
             storage,
@@ -186,6 +189,7 @@ impl Index {
             thinking,
             query_shift,
             screen_triage,
+            screen_families,
         };
         index.check_strings()?;
         crate::section_checks::meta(&index)?;
@@ -196,6 +200,7 @@ impl Index {
         crate::section_checks::thinking(&index)?;
         crate::section_checks::query_shift(&index)?;
         crate::section_checks::screen_triage(&index)?;
+        crate::section_checks::screen_families(&index)?;
         Ok(index)
     }
 
@@ -276,6 +281,12 @@ impl Index {
     /// [`ScreenTriageMeta`]).
     pub fn screen_triage(&self) -> Option<&ScreenTriageMeta> {
         self.screen_triage.as_ref()
+    }
+
+    /// The screen's family heads, when the index has them (version 9 on; see
+    /// [`ScreenFamiliesMeta`]).
+    pub fn screen_families(&self) -> Option<&ScreenFamiliesMeta> {
+        self.screen_families.as_ref()
     }
 
     /// The thinking modes, when the index was built from a catalog with `thinking.toml`

@@ -3,7 +3,7 @@
 /// The first 8 bytes of every index.
 pub const MAGIC: [u8; 8] = *b"SWYDIDX\0";
 /// The version this build writes.
-pub const FORMAT_VERSION: u32 = 8;
+pub const FORMAT_VERSION: u32 = 9;
 /// The oldest version this build reads.
 pub const OLDEST_SUPPORTED_VERSION: u32 = 1;
 /// Every section starts on a multiple of this many bytes.
@@ -72,11 +72,14 @@ pub enum SectionKind {
     /// bincode-encoded [`crate::ScreenTriageMeta`]: the lexical logit under which a window is
     /// cleared without being embedded (optional; version 8 on; only beside `ScreenLexical`).
     ScreenTriage,
+    /// bincode-encoded [`crate::ScreenFamiliesMeta`]: heads trained on one family of attacks
+    /// each, beside the main head (optional; version 9 on; only beside `Screen`).
+    ScreenFamilies,
 }
 
 impl SectionKind {
     /// Every kind in file order.
-    pub const ALL: [SectionKind; 18] = [
+    pub const ALL: [SectionKind; 19] = [
         SectionKind::Tools,
         SectionKind::Skills,
         SectionKind::Modes,
@@ -95,6 +98,7 @@ impl SectionKind {
         SectionKind::ScreenLexical,
         SectionKind::QueryShift,
         SectionKind::ScreenTriage,
+        SectionKind::ScreenFamilies,
     ];
 
     /// The matrix kinds.
@@ -127,6 +131,7 @@ impl SectionKind {
             SectionKind::ScreenLexical => 16,
             SectionKind::QueryShift => 17,
             SectionKind::ScreenTriage => 18,
+            SectionKind::ScreenFamilies => 19,
         }
     }
 
@@ -156,6 +161,7 @@ impl SectionKind {
             SectionKind::ScreenLexical => "screen_lexical",
             SectionKind::QueryShift => "query_shift",
             SectionKind::ScreenTriage => "screen_triage",
+            SectionKind::ScreenFamilies => "screen_families",
         }
     }
 
@@ -171,7 +177,8 @@ impl SectionKind {
             | SectionKind::Thinking
             | SectionKind::ScreenLexical
             | SectionKind::QueryShift
-            | SectionKind::ScreenTriage => Dtype::U8,
+            | SectionKind::ScreenTriage
+            | SectionKind::ScreenFamilies => Dtype::U8,
             SectionKind::StringOffsets => Dtype::U32,
             _ => Dtype::F32,
         }

@@ -414,6 +414,58 @@ pub struct ScreenTriageMeta {
 
 bincode_codec!(ScreenTriageMeta, "screen triage metadata");
 
+/// One family head of the screen: a second logistic screen over the same pieces, trained on
+/// one family of attacks (say jailbreaks: personas, role-play framings, harmful requests)
+/// against every benign row, with its own threshold. A piece is flagged when the main head or
+/// any family head reaches its threshold. One head over every attack must place one direction
+/// between ordinary requests (benign) and, at once, injected ordinary requests and
+/// role-played harmful ones; a family's own head separates its attacks from benign text far
+/// better than the shared one does.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScreenFamilyHead {
+    /// The family's name (`jailbreak`).
+    pub family: String,
+    /// The attack categories it was trained on.
+    pub categories: Vec<String>,
+    /// One weight per embedding dimension.
+    pub weights: Vec<f32>,
+    /// Bias of the embedding logit.
+    pub bias: f32,
+    /// Its lexical head over hashed n-grams (same features as the main screen's), whose
+    /// logit adds to the embedding logit; `None` when the screen has no lexical head.
+    pub lexical: Option<LexicalScreenMeta>,
+    /// Decision threshold on the summed logit.
+    pub threshold: f32,
+    /// The triage's floor for this head's lexical logit: a window is cleared unembedded only
+    /// when every head's lexical logit is under its floor. `None`: no triage.
+    pub lexical_floor: Option<f32>,
+    /// Out of fold, on its training rows, at the threshold: recall of its family's attacks.
+    pub oof_recall: f32,
+    /// Out-of-fold false-positive rate on the benign training rows at the threshold.
+    pub oof_fpr: f32,
+    /// Out-of-fold ROC AUC on its training rows.
+    pub oof_auc: f32,
+    /// Attack rows trained on.
+    pub attacks: u32,
+    /// Benign rows trained on.
+    pub benign: u32,
+}
+
+/// The screen's family heads (optional section, version 9 on, only beside a screen head).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScreenFamiliesMeta {
+    /// The heads, in a fixed order.
+    pub heads: Vec<ScreenFamilyHead>,
+    /// The false-positive rate (out of fold, on benign training rows) the family heads were
+    /// allowed to add to the main head's target between them.
+    pub family_fpr: f32,
+    /// The out-of-fold false-positive rate on the benign training rows of the main head and
+    /// every family head together (a row flagged by any of them counts once).
+    pub oof_fpr_combined: f32,
+}
+
+bincode_codec!(ScreenFamiliesMeta, "screen family heads");
+
 /// The query adapter the index was built with (optional section, version 4 on): the tools and
 /// skills rows are stored already mapped by it, and the router maps the task vector with it
 /// before scoring them. See `switchyard-adapter` for the map.

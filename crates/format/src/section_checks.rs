@@ -1,6 +1,6 @@
 //! Consistency checks run when an index opens, after the header and section table checks: the
 //! metadata against the matrices, then the optional sections (`cascade`, `selection`, `screen`,
-//! `adapter`, `thinking`, `query_shift`, `screen_triage`).
+//! `adapter`, `thinking`, `query_shift`, `screen_triage`, `screen_families`).
 
 use crate::{FormatError, Index, Result, SectionKind};
 
@@ -350,6 +350,59 @@ pub(crate) fn screen_triage(index: &Index) -> Result<()> {
         if !(0.0..=1.0).contains(&x) {
             return Err(bad(format!("{what} {x} is not a share between 0 and 1")));
         }
+    }
+    Ok(())
+}
+
+pub(crate) fn screen_families(index: &Index) -> Result<()> {
+    let Some(families) = index.screen_families() else { return Ok(()) };
+    let bad = |message: String| FormatError::BadMeta {
+        path: index.path().to_path_buf(),
+        message: format!("screen_families: {message}"),
+    };
+    if index.screen().and_then(|s| s.head.as_ref()).is_none() {
+        return Err(bad("present without a screen head".into()));
+    }
+    let dim = index.dim();
+    for h in &families.heads {
+        let name = &h.family;
+        if h.weights.len() != dim {
+            return Err(bad(format!(
+                "head {name} has {} weights for dimension {dim}",
+                h.weights.len()
+            )));
+        }
+        let floor = h.lexical_floor.unwrap_or(0.0);
+        if h.weights.iter().chain([&h.bias, &h.threshold, &floor]).any(|x| !x.is_finite()) {
+            return Err(bad(format!("head {name} holds a value that is not a finite number")));
+        }
+        if let Some(l) = &h.lexical {
+            if l.weights.len() != 2 * l.buckets as usize {
+                return Err(bad(format!(
+                    "head {name}'s lexical head has {} weights for 2 x {} buckets",
+                    l.weights.len(),
+                    l.buckets
+                )));
+            }
+        } else if h.lexical_floor.is_some() {
+            return Err(bad(format!("head {name} has a triage floor but no lexical head")));
+        }
+        for (what, x) in
+            [("oof_recall", h.oof_recall), ("oof_fpr", h.oof_fpr), ("oof_auc", h.oof_auc)]
+        {
+            if !(0.0..=1.0).contains(&x) {
+                return Err(bad(format!("head {name}'s {what} {x} is not between 0 and 1")));
+            }
+        }
+    }
+    if !(0.0..=1.0).contains(&families.family_fpr) {
+        return Err(bad(format!("family_fpr {} is not between 0 and 1", families.family_fpr)));
+    }
+    if !(0.0..=1.0).contains(&families.oof_fpr_combined) {
+        return Err(bad(format!(
+            "oof_fpr_combined {} is not between 0 and 1",
+            families.oof_fpr_combined
+        )));
     }
     Ok(())
 }

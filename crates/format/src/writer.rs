@@ -24,6 +24,7 @@ pub struct IndexWriter {
     thinking: Option<Vec<u8>>,
     query_shift: Option<Vec<u8>>,
     screen_triage: Option<Vec<u8>>,
+    screen_families: Option<Vec<u8>>,
 }
 
 impl IndexWriter {
@@ -43,6 +44,7 @@ impl IndexWriter {
             thinking: None,
             query_shift: None,
             screen_triage: None,
+            screen_families: None,
         }
     }
 
@@ -120,6 +122,9 @@ impl IndexWriter {
         if let Some(triage) = index.screen_triage() {
             w.screen_triage(triage)?;
         }
+        if let Some(families) = index.screen_families() {
+            w.screen_families(families)?;
+        }
         Ok(w)
     }
 
@@ -164,6 +169,12 @@ impl IndexWriter {
     /// Sets the screen's triage (written only beside a lexical screen).
     pub fn screen_triage(&mut self, meta: &crate::ScreenTriageMeta) -> Result<&mut Self> {
         self.screen_triage = Some(meta.encode()?);
+        Ok(self)
+    }
+
+    /// Sets the screen's family heads (written only beside a screen section).
+    pub fn screen_families(&mut self, meta: &crate::ScreenFamiliesMeta) -> Result<&mut Self> {
+        self.screen_families = Some(meta.encode()?);
         Ok(self)
     }
 
@@ -264,6 +275,14 @@ impl IndexWriter {
                 ));
             }
             payloads.push((SectionKind::ScreenTriage, triage.clone(), 0, 0, 0));
+        }
+        if let Some(families) = &self.screen_families {
+            if self.screen.is_none() {
+                return Err(FormatError::InvalidInput(
+                    "screen family heads were set without a screen section".into(),
+                ));
+            }
+            payloads.push((SectionKind::ScreenFamilies, families.clone(), 0, 0, 0));
         }
 
         let count = payloads.len();

@@ -108,7 +108,60 @@ fn sample_writer() -> IndexWriter {
     w.screen_lexical(&sample_lexical()).unwrap();
     w.query_shift(&sample_shift()).unwrap();
     w.screen_triage(&sample_triage()).unwrap();
+    w.screen_families(&sample_families()).unwrap();
     w
+}
+
+fn sample_families() -> ScreenFamiliesMeta {
+    ScreenFamiliesMeta {
+        heads: vec![ScreenFamilyHead {
+            family: "jailbreak".into(),
+            categories: vec!["persona_jailbreak".into(), "harmful_request".into()],
+            weights: unit(22),
+            bias: -0.75,
+            lexical: Some(sample_lexical()),
+            threshold: 0.6,
+            lexical_floor: Some(-0.2),
+            oof_recall: 0.9,
+            oof_fpr: 0.006,
+            oof_auc: 0.99,
+            attacks: 1,
+            benign: 1,
+        }],
+        family_fpr: 0.005,
+        oof_fpr_combined: 0.0148,
+    }
+}
+
+#[test]
+fn screen_family_heads_round_trip_only_beside_a_screen_head_and_a_bad_one_is_refused() {
+    let index =
+        Index::from_bytes(&sample_writer().to_bytes().unwrap(), &OpenOptions::new()).unwrap();
+    assert_eq!(index.screen_families(), Some(&sample_families()));
+    let refused = |families: ScreenFamiliesMeta| {
+        let mut w = sample_writer();
+        w.screen_families(&families).unwrap();
+        Index::from_bytes(&w.to_bytes().unwrap(), &OpenOptions::new()).unwrap_err().to_string()
+    };
+    let mut bad = sample_families();
+    bad.heads[0].weights.pop();
+    let e = refused(bad);
+    assert!(e.contains("screen_families: head jailbreak has 15 weights for dimension 16"), "{e}");
+    let mut bad = sample_families();
+    bad.heads[0].threshold = f32::INFINITY;
+    let e = refused(bad);
+    assert!(e.contains("head jailbreak holds a value that is not a finite number"), "{e}");
+    let mut bad = sample_families();
+    bad.heads[0].lexical = None;
+    let e = refused(bad);
+    assert!(e.contains("head jailbreak has a triage floor but no lexical head"), "{e}");
+    let mut w = IndexWriter::new(DIM, [0xab; 16]);
+    w.screen_families(&sample_families()).unwrap();
+    w.matrix(SectionKind::Tools, unit(1)).unwrap();
+    w.strings(vec!["read a file".into()]);
+    w.meta(&sample_meta()).unwrap();
+    let e = w.to_bytes().map(|_| ()).unwrap_err().to_string();
+    assert!(e.contains("screen family heads were set without a screen section"), "{e}");
 }
 
 fn sample_triage() -> ScreenTriageMeta {
@@ -521,8 +574,8 @@ fn header_layout_matches_the_spec() {
     assert_eq!(u32::from_le_bytes(b[12..16].try_into().unwrap()), 64);
     assert_eq!(u64::from_le_bytes(b[16..24].try_into().unwrap()), FLAG_ROWS_NORMALISED);
     // 8 sections, plus static_rows, cascade, selection, screen, thinking_rows, thinking,
-    // screen_lexical, query_shift and screen_triage.
-    assert_eq!(u32::from_le_bytes(b[24..28].try_into().unwrap()), 17);
+    // screen_lexical, query_shift, screen_triage and screen_families.
+    assert_eq!(u32::from_le_bytes(b[24..28].try_into().unwrap()), 18);
     assert_eq!(u32::from_le_bytes(b[28..32].try_into().unwrap()), DIM as u32);
     assert_eq!(&b[32..48], &[0xab; 16]);
     assert_eq!(u64::from_le_bytes(b[48..56].try_into().unwrap()), b.len() as u64);
@@ -566,7 +619,7 @@ fn errors_are_distinct_and_verbatim() {
     b[8..12].copy_from_slice(&99u32.to_le_bytes());
     assert_eq!(
         open_err(&b),
-        "index <memory>: format version 99 is not supported (this build reads 1..=8); rebuild it with switchyard build-index"
+        "index <memory>: format version 99 is not supported (this build reads 1..=9); rebuild it with switchyard build-index"
     );
     let mut b = good.clone();
     b[28] ^= 1;

@@ -10,7 +10,11 @@
 //! plus the logit of the lexical head over the piece's hashed character and word n-grams when
 //! the index has one (version 6 on), reaches the head's threshold, chosen at build time for a
 //! target false-positive rate, or when it is a near copy of a known attack (closer to it than to any benign look-alike, and
-//! at least as close as the head's `near_copy_threshold`). Without one (a catalog
+//! at least as close as the head's `near_copy_threshold`). An index may also hold **family
+//! heads** (version 9 on; see `switchyard_format::ScreenFamiliesMeta`): a head trained on one
+//! family of attacks (jailbreaks), with its own embedding and lexical weights and threshold; a
+//! piece is also flagged when a family head's logit reaches its threshold, and the verdict
+//! names the head that came closest to (or furthest past) its threshold. Without one (a catalog
 //! too small to train it, or an index older than version 4), the nearest-pattern **contrast
 //! rule** decides: `attack >= threshold` and `attack > benign + margin`, where `attack` and
 //! `benign` are the piece's best cosines against the attack patterns and the benign
@@ -32,7 +36,7 @@ use switchyard_untrusted::{Origin, PrepareConfig};
 /// Version of the screening rules in [`Router::screen`]: part of [`Router::screen_key`], so
 /// verdicts stored by an older rule are not read as this one's. Bump it whenever the same
 /// index and pieces could reach another verdict.
-pub const SCREEN_RULES_VERSION: u32 = 3;
+pub const SCREEN_RULES_VERSION: u32 = 4;
 
 /// Entries with at least this many pieces (the whole included) are scored on every core.
 const PARALLEL_PIECES: usize = 8;
@@ -86,11 +90,14 @@ pub struct Verdict {
     pub flagged: bool,
     /// The rule that decided: `head` or `contrast`.
     pub rule: &'static str,
-    /// The best piece's score under that rule: the head's logit, or for the contrast rule
-    /// `min(attack - injection threshold, attack - benign - margin)`. Flagged exactly when it
-    /// is >= `threshold`.
+    /// Under the `head` rule, the head whose score decided: `main`, or a family head's name
+    /// (`jailbreak`) when it came closer to its threshold than the main head did.
+    pub head: Option<String>,
+    /// The best piece's score under that rule: the deciding head's logit, or for the contrast
+    /// rule `min(attack - injection threshold, attack - benign - margin)`. Flagged exactly
+    /// when it is >= `threshold`.
     pub score: f32,
-    /// The head's threshold, or 0 for the contrast rule.
+    /// The deciding head's threshold, or 0 for the contrast rule.
     pub threshold: f32,
     /// The piece with the highest score.
     pub decided_by: PieceVerdict,
@@ -137,15 +144,22 @@ pub struct ScreenReport {
     pub embedded_now: usize,
 }
 
-/// The best piece so far: its score and threshold, which piece (`None`: the whole entry), and
-/// its nearest attack and benign look-alike (score, row).
-struct Best {
+/// One piece's screening: the deciding head (`None`: the main head or the contrast rule, else
+/// the family head's position), its score, threshold and lexical logit, and the piece's
+/// nearest attack and benign look-alike (score, row).
+#[derive(Clone, Copy)]
+struct Scored {
+    head: Option<usize>,
     score: f32,
-    lexical: Option<f32>,
     threshold: f32,
-    piece: Option<usize>,
+    lexical: Option<f32>,
     attack: (f32, usize),
     benign: (f32, usize),
+}
+
+/// `bias + w . features` over hashed n-gram features.
+fn lexical_logit(weights: &[f32], bias: f32, features: &[(u32, f32)]) -> f32 {
+    bias + features.iter().map(|&(i, v)| weights[i as usize] * v).sum::<f32>()
 }
 
 /// Best score and its row (ties to the lowest row); `(0, 0)` for an empty matrix.
@@ -226,15 +240,21 @@ impl Router {
         let prepare = self.prepare_config();
         let (cleared, embedded_now) = self.unembedded_pieces(entries, &prepare)?;
         report.embedded_now = embedded_now.len();
-        // One piece's score and threshold, its lexical logit, and its nearest attack and benign
-        // look-alike.
-        type Scored = (f32, f32, Option<f32>, (f32, usize), (f32, usize));
+        let families = head.and(self.index().screen_families()).map_or(&[][..], |f| &f.heads[..]);
+        // A piece's screening under every head: the one closest to (or furthest past) its
+        // threshold decides.
         let score_piece = |v: &[f32], text: &dyn Fn() -> String| -> Scored {
             let (a, b) = (nearest(&attacks, v), nearest(&benign, v));
             match head {
                 Some(h) => {
-                    let lex = lexical
-                        .map(|l| switchyard_lexical::hashed_logit(&l.weights, l.bias, &text()));
+                    let needs_text =
+                        lexical.is_some() || families.iter().any(|f| f.lexical.is_some());
+                    let features = if needs_text {
+                        switchyard_lexical::hashed_features(&text())
+                    } else {
+                        vec![]
+                    };
+                    let lex = lexical.map(|l| lexical_logit(&l.weights, l.bias, &features));
                     // The nearest patterns are features of the head and the near-copy check.
                     let logit = kernels::dot(&h.weights, v)
                         + h.attack_weight * a.0
@@ -245,7 +265,31 @@ impl Router {
                     // A near copy counts as reaching the threshold (its logit is kept when
                     // higher).
                     let score = if near_copy { logit.max(h.threshold) } else { logit };
-                    (score, h.threshold, lex, a, b)
+                    let mut best = Scored {
+                        head: None,
+                        score,
+                        threshold: h.threshold,
+                        lexical: lex,
+                        attack: a,
+                        benign: b,
+                    };
+                    for (k, f) in families.iter().enumerate() {
+                        let lex = f
+                            .lexical
+                            .as_ref()
+                            .map(|l| lexical_logit(&l.weights, l.bias, &features));
+                        let score = kernels::dot(&f.weights, v) + f.bias + lex.unwrap_or(0.0);
+                        if score - f.threshold > best.score - best.threshold {
+                            best = Scored {
+                                head: Some(k),
+                                score,
+                                threshold: f.threshold,
+                                lexical: lex,
+                                ..best
+                            };
+                        }
+                    }
+                    best
                 }
                 None => {
                     let t = self.injection_threshold();
@@ -257,7 +301,14 @@ impl Router {
                     };
                     // Strictly above the benign side, as the rule says.
                     let score = if over_benign == 0.0 { -f32::MIN_POSITIVE } else { score };
-                    (score, 0.0, None, a, b)
+                    Scored {
+                        head: None,
+                        score,
+                        threshold: 0.0,
+                        lexical: None,
+                        attack: a,
+                        benign: b,
+                    }
                 }
             }
         };
@@ -286,13 +337,20 @@ impl Router {
             } else {
                 all.iter().map(score_one).collect()
             };
-            let mut best: Option<Best> = None;
-            for (&(k, _), &(score, threshold, lexical, a, b)) in all.iter().zip(&scored) {
-                if best.as_ref().is_none_or(|b0| score > b0.score) {
-                    best = Some(Best { score, lexical, threshold, piece: k, attack: a, benign: b });
+            // The piece furthest past (or closest to) its deciding head's threshold.
+            let mut best: Option<(Option<usize>, Scored)> = None;
+            for (&(k, _), s) in all.iter().zip(&scored) {
+                if best
+                    .as_ref()
+                    .is_none_or(|(_, b0)| s.score - s.threshold > b0.score - b0.threshold)
+                {
+                    best = Some((k, *s));
                 }
             }
-            let Some(Best { score, lexical, threshold, piece: k, attack: a, benign: b }) = best
+            let Some((
+                k,
+                Scored { head: deciding, score, threshold, lexical, attack: a, benign: b },
+            )) = best
             else {
                 continue;
             };
@@ -308,6 +366,10 @@ impl Router {
                 entry: i,
                 flagged: score >= threshold,
                 rule: report.rule,
+                head: head.map(|_| match deciding {
+                    Some(f) => families[f].family.clone(),
+                    None => "main".to_string(),
+                }),
                 score,
                 threshold,
                 decided_by: PieceVerdict {
@@ -386,11 +448,17 @@ impl Router {
             .get_or_init(|| {
                 let floor = self.index().screen_triage()?.lexical_floor;
                 let l = self.index().screen_lexical()?;
-                Some(switchyard_lexical::LexicalTriage::new(
-                    l.weights.clone().into(),
-                    l.bias,
-                    floor,
-                ))
+                let mut triage =
+                    switchyard_lexical::LexicalTriage::new(l.weights.clone().into(), l.bias, floor);
+                // A family head without a lexical head or floor would need every window
+                // embedded: then there is no triage at all.
+                for f in self.index().screen_families().map_or(&[][..], |f| &f.heads[..]) {
+                    let (Some(l), Some(floor)) = (&f.lexical, f.lexical_floor) else {
+                        return None;
+                    };
+                    triage = triage.with_head(l.weights.clone().into(), l.bias, floor);
+                }
+                Some(triage)
             })
             .clone()
     }
