@@ -483,6 +483,11 @@ pub fn eval(a: EvalArgs) -> Result<()> {
             ];
             rows.extend(per.iter().map(|(l, m)| (l.as_str(), m)));
             table(&rows);
+            if !report.family_thresholds.is_empty() {
+                let by: Vec<String> =
+                    report.flagged_by.iter().map(|(h, n)| format!("{h} {n}")).collect();
+                println!("flagged by head: {}", by.join(", "));
+            }
             if let Some(t) = &report.triage {
                 println!(
                     "triage: {} of {} windows cleared unembedded (lexical floor {:.3}); {} samples flagged only with every window embedded ({} injections)",
