@@ -288,9 +288,14 @@ pub fn screen(a: ScreenArgs) -> Result<()> {
     for v in all {
         writeln!(
             std::io::stdout(),
-            "{:<5} score {:>7.3}  {} of {} pieces, {} cleared unembedded ({}): {}",
+            "{:<5} score {:>7.3}{}  {} of {} pieces, {} cleared unembedded ({}): {}",
             if v.flagged { "DROP" } else { "keep" },
             v.score,
+            // Only a family head's verdict needs saying whose threshold the score is against.
+            match v.head.as_deref() {
+                Some(h) if h != "main" => format!(" ({h} head, threshold {:.3})", v.threshold),
+                _ => String::new(),
+            },
             v.decided_by.piece,
             v.pieces_screened,
             v.pieces_cleared,
