@@ -22,6 +22,7 @@ mod family;
 mod logistic;
 mod query_shift;
 mod screen;
+mod screen_rows;
 mod selection;
 mod thinking;
 mod thresholds;
@@ -521,7 +522,7 @@ pub fn build_bytes_with(
     let raw_matrices = raw_items.map(|[tools, skills]| {
         [tools, skills, matrices[2].clone(), matrices[3].clone(), matrices[4].clone()]
     });
-    let screen = screen_section(
+    let screen = screen_rows::screen_section(
         embedder,
         screen_training,
         catalog,
@@ -591,60 +592,6 @@ fn adapt_rows(adapter: &Adapter, rows: &[f32], spans: &[(usize, usize)], dim: us
         }
     }
     out
-}
-
-/// Trains the screen section: rows from the catalog's matrices (attack patterns, benign
-/// look-alikes, and tools, skills and modes rows and off-topic probes as ordinary text) and
-/// from the training files.
-fn screen_section(
-    embedder: &dyn Embedder,
-    training: &ScreenTraining,
-    catalog: &Catalog,
-    (matrices, texts): (&[Vec<f32>], &[Vec<String>]),
-    (off_topic, off_topic_texts): (&[f32], &[String]),
-    dim: usize,
-) -> Result<screen::TrainedScreen> {
-    let rows_of =
-        |m: &[f32]| -> Vec<Vec<f32>> { m.chunks_exact(dim).map(<[f32]>::to_vec).collect() };
-    let mut rows: Vec<screen::Row> = Vec::new();
-    for (i, (v, t)) in rows_of(&matrices[3]).into_iter().zip(&texts[3]).enumerate() {
-        rows.push(screen::Row {
-            pattern_row: Some(i),
-            category: catalog.patterns.get(i).and_then(|p| p.category.clone()),
-            ..screen::Row::new(t.clone(), v, true)
-        });
-    }
-    for (i, (v, t)) in rows_of(&matrices[4]).into_iter().zip(&texts[4]).enumerate() {
-        rows.push(screen::Row { benign_row: Some(i), ..screen::Row::new(t.clone(), v, false) });
-    }
-    let ordinary = [
-        (&matrices[0][..], &texts[0][..]),
-        (&matrices[1][..], &texts[1][..]),
-        (&matrices[2][..], &texts[2][..]),
-        (off_topic, off_topic_texts),
-    ];
-    for (m, t) in ordinary {
-        for (v, t) in rows_of(m).into_iter().zip(t) {
-            rows.push(screen::Row::new(t.clone(), v, false));
-        }
-    }
-    let catalog_attacks: Vec<String> = catalog.patterns.iter().map(|p| p.text.clone()).collect();
-    let train_file::TrainTexts { texts, labels, sources, categories } =
-        training.texts_to_embed(&catalog_attacks);
-    tracing::info!(
-        texts = texts.len(),
-        attacks = labels.iter().filter(|&&a| a).count(),
-        sources = ?training.options.sources,
-        "embedding the screen's training texts"
-    );
-    if !texts.is_empty() {
-        let vectors = embed_all(embedder, &texts, None)?;
-        let labelled = labels.into_iter().zip(texts).zip(sources).zip(categories);
-        for (v, (((attack, text), source), category)) in vectors.into_iter().zip(labelled) {
-            rows.push(screen::Row { source, category, ..screen::Row::new(text, v, attack) });
-        }
-    }
-    Ok(screen::train(&rows, &matrices[3], &matrices[4], dim, &training.options))
 }
 
 /// Validates `manifests`, and unless `out` already holds an index of the same manifests and

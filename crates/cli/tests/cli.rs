@@ -154,6 +154,9 @@ fn out_of_range_screen_settings_are_refused_with_an_example_before_any_work() {
         ("--screen-l2", "NaN", "--screen-l2 NaN must be a positive number"),
         ("--triage-max-miss", "0.6", "--triage-max-miss 0.6 is outside [0, 0.5)"),
         ("--triage-max-miss", "NaN", "--triage-max-miss NaN is outside [0, 0.5)"),
+        ("--family-fpr", "0.7", "--family-fpr 0.7 is outside [0, 0.5)"),
+        ("--family-fpr", "-0.01", "--family-fpr -0.01 is outside [0, 0.5)"),
+        ("--family-fpr", "NaN", "--family-fpr NaN is outside [0, 0.5)"),
     ] {
         let arg = format!("{flag}={value}");
         let o = run(&["build-index", "--out", out.to_str().unwrap(), &arg]);
