@@ -405,3 +405,118 @@ fn what_every_request_scores_against_a_row_does_not_count_for_the_task() {
     assert_eq!(top(false), "helper");
     assert_eq!(top(true), "restart_service");
 }
+
+/// A shop catalog whose lookup mode is written in questions and whose other modes, the declared
+/// default among them, in commands; its tools carry no mode, so they favour none.
+fn shop_catalog(dir: &Path) -> PathBuf {
+    let m = dir.join("shop");
+    std::fs::create_dir_all(&m).unwrap();
+    write(
+        &m,
+        "modes.toml",
+        r#"
+[[mode]]
+name = "fulfil"
+default = true
+description = "Get orders out of the door."
+examples = ["ship the three oldest orders", "pack order 12 in the big box", "move the jackets to aisle 4"]
+
+[[mode]]
+name = "lookup"
+description = "Find out where things are without changing anything."
+examples = ["where is order 5531", "how many blue mugs are left?", "which carrier took the Keller parcel"]
+
+[[mode]]
+name = "support"
+description = "Deal with customers."
+examples = ["refund the broken vase", "tell the buyer it will be two more days", "send her another lamp"]
+"#,
+    );
+    write(
+        &m,
+        "tools.toml",
+        r#"
+[[tool]]
+name = "find_order"
+description = "Look up an order by number and show its status."
+modes = ["any"]
+
+[[tool]]
+name = "ship_order"
+description = "Buy a label and hand an order to the carrier."
+modes = ["any"]
+
+[[tool]]
+name = "issue_refund"
+description = "Refund a customer's payment."
+modes = ["any"]
+"#,
+    );
+    m
+}
+
+#[test]
+fn an_unsure_guess_of_a_question_goes_to_the_modes_whose_examples_ask_questions() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifests = shop_catalog(dir.path());
+    let path = build(&manifests, &HashEmbedder::new(384), dir.path(), "x.idx");
+    let index = switchyard_format::Index::open(&path, &Default::default()).unwrap();
+    let counts: Vec<(u32, u32)> =
+        index.mode_questions().unwrap().modes.iter().map(|c| (c.examples, c.questions)).collect();
+    assert_eq!(counts, [(3, 0), (3, 3), (3, 0)]);
+    drop(index);
+    // A margin no lead reaches: the examples' scores alone never decide here.
+    let router = |question_modes: bool| {
+        RouterBuilder::new(&path)
+            .semantic_margin(Some(10.0))
+            .question_modes(question_modes)
+            .build(Arc::new(HashEmbedder::new(384)))
+            .unwrap()
+    };
+    let on = router(true);
+    for task in [
+        "did order 7702 go out already?",
+        "where is order 7702 now",
+        "how many blue mugs do we have?",
+    ] {
+        let d = on.route(task, &RouteOptions::default()).unwrap();
+        assert_eq!((d.mode.as_str(), d.mode_source), ("lookup", ModeSource::Semantic), "{task}");
+        // Still a guess: tools outside the mode are ordered after, never dropped.
+        assert_eq!(d.mode_filter, ModeFilter::Soft);
+        let check = d.semantic_mode.unwrap();
+        let rule = check.question.unwrap();
+        assert_eq!(rule.modes, [("lookup".to_string(), 3)]);
+        assert_eq!(rule.default_examples, 3);
+        assert_eq!(check.best, "lookup");
+        assert!(d.mode_detail.unwrap().contains("the task asks a question"));
+    }
+    // A command, or a request framed as a question, is not a question: the default decides.
+    for task in ["ship order 7702 today", "can you ship order 7702 today?"] {
+        let d = on.route(task, &RouteOptions::default()).unwrap();
+        assert_eq!((d.mode.as_str(), d.mode_source), ("fulfil", ModeSource::Default), "{task}");
+        assert_eq!(d.semantic_mode.unwrap().question, None);
+    }
+    // Turned off, the question goes to the default mode like any unsure guess.
+    let d = router(false).route("did order 7702 go out already?", &RouteOptions::default());
+    assert_eq!(d.unwrap().mode_source, ModeSource::Default);
+
+    // A catalog whose default mode's examples ask a question says nothing about where questions
+    // go: the rule stays out of it.
+    let modes = std::fs::read_to_string(manifests.join("modes.toml")).unwrap();
+    write(
+        &manifests,
+        "modes.toml",
+        &modes.replace(
+            "\"ship the three oldest orders\"",
+            "\"can we ship the oldest orders\", \"is everything packed for today\"",
+        ),
+    );
+    let path = build(&manifests, &HashEmbedder::new(384), dir.path(), "asks.idx");
+    let router = RouterBuilder::new(&path)
+        .semantic_margin(Some(10.0))
+        .build(Arc::new(HashEmbedder::new(384)))
+        .unwrap();
+    let d = router.route("did order 7702 go out already?", &RouteOptions::default()).unwrap();
+    assert_eq!((d.mode.as_str(), d.mode_source), ("fulfil", ModeSource::Default));
+    assert_eq!(d.semantic_mode.unwrap().question, None);
+}

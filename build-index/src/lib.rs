@@ -538,7 +538,9 @@ pub fn build_bytes_with(
     if let Some((rows, cascade)) = cascade {
         w.cascade(rows, &cascade)?;
     }
-    w.selection(&selection)?.query_shift(&shift)?;
+    w.selection(&selection)?
+        .query_shift(&shift)?
+        .mode_questions(&selection::mode_questions(catalog))?;
     let sections = screen.into_sections();
     let (screen, screen_lexical, triage) = (sections.screen, sections.lexical, sections.triage);
     w.screen(&screen)?;

@@ -19,8 +19,14 @@
 //!   semantic fallback decides only with a lead (best minus runner-up) at which leave-one-out
 //!   precision reached [`MODE_PRECISION`]. Too few examples, or no such lead: the fallback is off
 //!   and the declared default mode decides.
+//! - **Mode questions** (its own section, [`mode_questions`]): how many of each mode's examples
+//!   ask a question, which lets the router send a question the semantic guess is unsure of to
+//!   the modes whose examples ask questions when the default mode's ask none.
 
-use switchyard_format::{FusionMeta, ModeCalibration, QueryShiftMeta, SelectionMeta};
+use switchyard_format::{
+    FusionMeta, ModeCalibration, ModeQuestionCount, ModeQuestionsMeta, QueryShiftMeta,
+    SelectionMeta,
+};
 use switchyard_lexical::{
     Bm25Scorer, Fused, LexicalScores, analyze, build, fuse_into, standard_scores_into,
 };
@@ -28,7 +34,24 @@ use switchyard_manifest::Catalog;
 
 /// Version of this calibration; bump it whenever the selection section's figures change for
 /// the same catalog and model, so cached and up-to-date checks rebuild.
-pub const BUILDER_VERSION: u32 = 5;
+pub const BUILDER_VERSION: u32 = 6;
+/// How many of each mode's examples ask a question (see `switchyard_lexical::question`), in
+/// the catalog's mode order.
+pub fn mode_questions(catalog: &Catalog) -> ModeQuestionsMeta {
+    ModeQuestionsMeta {
+        rules_version: switchyard_lexical::QUESTION_RULES_VERSION,
+        modes: catalog
+            .modes
+            .iter()
+            .map(|m| ModeQuestionCount {
+                examples: m.examples.len() as u32,
+                questions: m.examples.iter().filter(|e| switchyard_lexical::is_question(e)).count()
+                    as u32,
+            })
+            .collect(),
+    }
+}
+
 /// Lexical weight when the catalog has too few examples to measure one. Chosen on development
 /// splits only (a tenth of metatool, Seal-Tools' dev split), see `benches/RESULTS.md`: metatool
 /// (paraphrased queries) peaks at 0.2-0.3, Seal-Tools (queries reusing the descriptions' words)

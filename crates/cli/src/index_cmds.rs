@@ -305,6 +305,12 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
                 "attacks": h.attacks, "benign": h.benign,
             })).collect::<Vec<_>>(),
         })),
+        "mode_questions": index.mode_questions().map(|q| serde_json::json!({
+            "rules_version": q.rules_version,
+            "modes": m.modes.iter().zip(&q.modes).map(|(mode, c)| serde_json::json!({
+                "mode": mode.name, "examples": c.examples, "questions": c.questions,
+            })).collect::<Vec<_>>(),
+        })),
         "query_shift": index.query_shift().map(|q| serde_json::json!({
             "strength": q.strength, "requests": q.requests,
         })),
@@ -440,6 +446,9 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
                     println!("modes      no semantic guess: {}", c.note.as_deref().unwrap_or("off"))
                 }
             }
+            if let Some(q) = index.mode_questions() {
+                println!("{}", questions_line(m, q));
+            }
         }
         None => {
             println!("hybrid     none (built before format 3: cosine thresholds, hard mode filter)")
@@ -462,6 +471,29 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// The `inspect` line of the mode questions: which modes' examples ask questions, and whether
+/// the question rule can apply (the default mode's examples ask none).
+fn questions_line(
+    m: &switchyard::format::IndexMeta,
+    q: &switchyard::format::ModeQuestionsMeta,
+) -> String {
+    let counts: Vec<String> = m
+        .modes
+        .iter()
+        .zip(&q.modes)
+        .map(|(mode, c)| format!("{} {}/{}", mode.name, c.questions, c.examples))
+        .collect();
+    let default = m.modes.iter().zip(&q.modes).find(|(mode, _)| mode.name == m.default_mode);
+    let applies = default.is_some_and(|(_, c)| c.examples > 0 && c.questions == 0)
+        && q.modes.iter().any(|c| c.questions > 0);
+    let effect = if applies {
+        "an unsure guess of a question goes to the best mode whose examples ask questions"
+    } else {
+        "no question rule (it needs a default mode whose examples ask none and another mode whose examples ask some)"
+    };
+    format!("questions  examples that ask one: {}; {effect}", counts.join(", "))
 }
 
 /// Arguments of `switchyard verify`.

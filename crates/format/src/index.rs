@@ -4,8 +4,9 @@ use crate::layout::{
 };
 use crate::matrix::MatrixView;
 use crate::{
-    AdapterMeta, CascadeMeta, FormatError, IndexMeta, LexicalScreenMeta, QueryShiftMeta, Result,
-    ScreenFamiliesMeta, ScreenMeta, ScreenTriageMeta, SelectionMeta, ThinkingMeta,
+    AdapterMeta, CascadeMeta, FormatError, IndexMeta, LexicalScreenMeta, ModeQuestionsMeta,
+    QueryShiftMeta, Result, ScreenFamiliesMeta, ScreenMeta, ScreenTriageMeta, SelectionMeta,
+    ThinkingMeta,
 };
 use std::path::{Path, PathBuf};
 
@@ -104,6 +105,7 @@ pub struct Index {
     query_shift: Option<QueryShiftMeta>,
     screen_triage: Option<ScreenTriageMeta>,
     screen_families: Option<ScreenFamiliesMeta>,
+    mode_questions: Option<ModeQuestionsMeta>,
 }
 
 impl std::fmt::Debug for Index {
@@ -175,6 +177,8 @@ impl Index {
             decode_optional(optional(SectionKind::ScreenTriage), ScreenTriageMeta::decode)?;
         let screen_families =
             decode_optional(optional(SectionKind::ScreenFamilies), ScreenFamiliesMeta::decode)?;
+        let mode_questions =
+            decode_optional(optional(SectionKind::ModeQuestions), ModeQuestionsMeta::decode)?;
         let index = Self {
             path,
             storage,
@@ -190,6 +194,7 @@ impl Index {
             query_shift,
             screen_triage,
             screen_families,
+            mode_questions,
         };
         index.check_strings()?;
         crate::section_checks::meta(&index)?;
@@ -201,6 +206,7 @@ impl Index {
         crate::section_checks::query_shift(&index)?;
         crate::section_checks::screen_triage(&index)?;
         crate::section_checks::screen_families(&index)?;
+        crate::section_checks::mode_questions(&index)?;
         Ok(index)
     }
 
@@ -287,6 +293,12 @@ impl Index {
     /// [`ScreenFamiliesMeta`]).
     pub fn screen_families(&self) -> Option<&ScreenFamiliesMeta> {
         self.screen_families.as_ref()
+    }
+
+    /// How many of each mode's examples ask a question, when the index has the count (version
+    /// 10 on; see [`ModeQuestionsMeta`]).
+    pub fn mode_questions(&self) -> Option<&ModeQuestionsMeta> {
+        self.mode_questions.as_ref()
     }
 
     /// The thinking modes, when the index was built from a catalog with `thinking.toml`

@@ -3,7 +3,7 @@
 /// The first 8 bytes of every index.
 pub const MAGIC: [u8; 8] = *b"SWYDIDX\0";
 /// The version this build writes.
-pub const FORMAT_VERSION: u32 = 9;
+pub const FORMAT_VERSION: u32 = 10;
 /// The oldest version this build reads.
 pub const OLDEST_SUPPORTED_VERSION: u32 = 1;
 /// Every section starts on a multiple of this many bytes.
@@ -75,11 +75,14 @@ pub enum SectionKind {
     /// bincode-encoded [`crate::ScreenFamiliesMeta`]: heads trained on one family of attacks
     /// each, beside the main head (optional; version 9 on; only beside `Screen`).
     ScreenFamilies,
+    /// bincode-encoded [`crate::ModeQuestionsMeta`]: how many of each mode's examples ask a
+    /// question (optional; version 10 on; only beside `Selection`).
+    ModeQuestions,
 }
 
 impl SectionKind {
     /// Every kind in file order.
-    pub const ALL: [SectionKind; 19] = [
+    pub const ALL: [SectionKind; 20] = [
         SectionKind::Tools,
         SectionKind::Skills,
         SectionKind::Modes,
@@ -99,6 +102,7 @@ impl SectionKind {
         SectionKind::QueryShift,
         SectionKind::ScreenTriage,
         SectionKind::ScreenFamilies,
+        SectionKind::ModeQuestions,
     ];
 
     /// The matrix kinds.
@@ -132,6 +136,7 @@ impl SectionKind {
             SectionKind::QueryShift => 17,
             SectionKind::ScreenTriage => 18,
             SectionKind::ScreenFamilies => 19,
+            SectionKind::ModeQuestions => 20,
         }
     }
 
@@ -162,6 +167,7 @@ impl SectionKind {
             SectionKind::QueryShift => "query_shift",
             SectionKind::ScreenTriage => "screen_triage",
             SectionKind::ScreenFamilies => "screen_families",
+            SectionKind::ModeQuestions => "mode_questions",
         }
     }
 
@@ -178,7 +184,8 @@ impl SectionKind {
             | SectionKind::ScreenLexical
             | SectionKind::QueryShift
             | SectionKind::ScreenTriage
-            | SectionKind::ScreenFamilies => Dtype::U8,
+            | SectionKind::ScreenFamilies
+            | SectionKind::ModeQuestions => Dtype::U8,
             SectionKind::StringOffsets => Dtype::U32,
             _ => Dtype::F32,
         }

@@ -466,6 +466,31 @@ pub struct ScreenFamiliesMeta {
 
 bincode_codec!(ScreenFamiliesMeta, "screen family heads");
 
+/// How one mode's examples are phrased: how many there are and how many ask a question.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModeQuestionCount {
+    /// The mode's examples.
+    pub examples: u32,
+    /// Those of them that ask a question.
+    pub questions: u32,
+}
+
+/// How each mode's examples are phrased (optional section, version 10 on, only beside a
+/// selection section). When the semantic mode guess is not confident and the task asks a
+/// question while the default mode's examples ask none, the router takes the best of the modes
+/// whose examples do ask questions: a catalog that writes its lookup mode in questions and its
+/// default mode in commands says which mode questions belong to, in any domain.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModeQuestionsMeta {
+    /// Version of the question rules that counted them (`switchyard_lexical`'s
+    /// `QUESTION_RULES_VERSION`); a router reads counts made by its own rules only.
+    pub rules_version: u32,
+    /// One count per mode, in the order of [`IndexMeta::modes`].
+    pub modes: Vec<ModeQuestionCount>,
+}
+
+bincode_codec!(ModeQuestionsMeta, "mode questions metadata");
+
 /// The query adapter the index was built with (optional section, version 4 on): the tools and
 /// skills rows are stored already mapped by it, and the router maps the task vector with it
 /// before scoring them. See `switchyard-adapter` for the map.

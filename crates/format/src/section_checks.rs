@@ -1,6 +1,6 @@
 //! Consistency checks run when an index opens, after the header and section table checks: the
 //! metadata against the matrices, then the optional sections (`cascade`, `selection`, `screen`,
-//! `adapter`, `thinking`, `query_shift`, `screen_triage`, `screen_families`).
+//! `adapter`, `thinking`, `query_shift`, `screen_triage`, `screen_families`, `mode_questions`).
 
 use crate::{FormatError, Index, Result, SectionKind};
 
@@ -403,6 +403,30 @@ pub(crate) fn screen_families(index: &Index) -> Result<()> {
             "oof_fpr_combined {} is not between 0 and 1",
             families.oof_fpr_combined
         )));
+    }
+    Ok(())
+}
+
+pub(crate) fn mode_questions(index: &Index) -> Result<()> {
+    let Some(questions) = index.mode_questions() else { return Ok(()) };
+    let bad = |message: String| FormatError::BadMeta {
+        path: index.path().to_path_buf(),
+        message: format!("mode_questions: {message}"),
+    };
+    if index.selection().is_none() {
+        return Err(bad("present without a selection section".into()));
+    }
+    let modes = &index.meta().modes;
+    if questions.modes.len() != modes.len() {
+        return Err(bad(format!("{} counts for {} modes", questions.modes.len(), modes.len())));
+    }
+    for (m, c) in modes.iter().zip(&questions.modes) {
+        if c.questions > c.examples {
+            return Err(bad(format!(
+                "mode {} has {} questions among {} examples",
+                m.name, c.questions, c.examples
+            )));
+        }
     }
     Ok(())
 }

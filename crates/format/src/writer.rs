@@ -25,6 +25,7 @@ pub struct IndexWriter {
     query_shift: Option<Vec<u8>>,
     screen_triage: Option<Vec<u8>>,
     screen_families: Option<Vec<u8>>,
+    mode_questions: Option<Vec<u8>>,
 }
 
 impl IndexWriter {
@@ -45,6 +46,7 @@ impl IndexWriter {
             query_shift: None,
             screen_triage: None,
             screen_families: None,
+            mode_questions: None,
         }
     }
 
@@ -125,6 +127,9 @@ impl IndexWriter {
         if let Some(families) = index.screen_families() {
             w.screen_families(families)?;
         }
+        if let Some(questions) = index.mode_questions() {
+            w.mode_questions(questions)?;
+        }
         Ok(w)
     }
 
@@ -175,6 +180,13 @@ impl IndexWriter {
     /// Sets the screen's family heads (written only beside a screen section).
     pub fn screen_families(&mut self, meta: &crate::ScreenFamiliesMeta) -> Result<&mut Self> {
         self.screen_families = Some(meta.encode()?);
+        Ok(self)
+    }
+
+    /// Sets how many of each mode's examples ask a question (written only beside a selection
+    /// section).
+    pub fn mode_questions(&mut self, meta: &crate::ModeQuestionsMeta) -> Result<&mut Self> {
+        self.mode_questions = Some(meta.encode()?);
         Ok(self)
     }
 
@@ -283,6 +295,14 @@ impl IndexWriter {
                 ));
             }
             payloads.push((SectionKind::ScreenFamilies, families.clone(), 0, 0, 0));
+        }
+        if let Some(questions) = &self.mode_questions {
+            if self.selection.is_none() {
+                return Err(FormatError::InvalidInput(
+                    "mode questions were set without a selection section".into(),
+                ));
+            }
+            payloads.push((SectionKind::ModeQuestions, questions.clone(), 0, 0, 0));
         }
 
         let count = payloads.len();

@@ -109,7 +109,42 @@ fn sample_writer() -> IndexWriter {
     w.query_shift(&sample_shift()).unwrap();
     w.screen_triage(&sample_triage()).unwrap();
     w.screen_families(&sample_families()).unwrap();
+    w.mode_questions(&sample_questions()).unwrap();
     w
+}
+
+fn sample_questions() -> ModeQuestionsMeta {
+    ModeQuestionsMeta {
+        rules_version: 1,
+        modes: vec![ModeQuestionCount { examples: 3, questions: 0 }],
+    }
+}
+
+#[test]
+fn mode_questions_round_trip_only_beside_a_selection_and_bad_counts_are_refused() {
+    let index =
+        Index::from_bytes(&sample_writer().to_bytes().unwrap(), &OpenOptions::new()).unwrap();
+    assert_eq!(index.mode_questions(), Some(&sample_questions()));
+    let refused = |questions: ModeQuestionsMeta| {
+        let mut w = sample_writer();
+        w.mode_questions(&questions).unwrap();
+        Index::from_bytes(&w.to_bytes().unwrap(), &OpenOptions::new()).unwrap_err().to_string()
+    };
+    let mut bad = sample_questions();
+    bad.modes[0].questions = 4;
+    let e = refused(bad);
+    assert!(e.contains("mode_questions: mode act has 4 questions among 3 examples"), "{e}");
+    let mut bad = sample_questions();
+    bad.modes.push(ModeQuestionCount { examples: 1, questions: 1 });
+    let e = refused(bad);
+    assert!(e.contains("mode_questions: 2 counts for 1 modes"), "{e}");
+    let mut w = IndexWriter::new(DIM, [0xab; 16]);
+    w.mode_questions(&sample_questions()).unwrap();
+    w.matrix(SectionKind::Tools, unit(1)).unwrap();
+    w.strings(vec!["read a file".into()]);
+    w.meta(&sample_meta()).unwrap();
+    let e = w.to_bytes().map(|_| ()).unwrap_err().to_string();
+    assert!(e.contains("mode questions were set without a selection section"), "{e}");
 }
 
 fn sample_families() -> ScreenFamiliesMeta {
@@ -574,8 +609,8 @@ fn header_layout_matches_the_spec() {
     assert_eq!(u32::from_le_bytes(b[12..16].try_into().unwrap()), 64);
     assert_eq!(u64::from_le_bytes(b[16..24].try_into().unwrap()), FLAG_ROWS_NORMALISED);
     // 8 sections, plus static_rows, cascade, selection, screen, thinking_rows, thinking,
-    // screen_lexical, query_shift, screen_triage and screen_families.
-    assert_eq!(u32::from_le_bytes(b[24..28].try_into().unwrap()), 18);
+    // screen_lexical, query_shift, screen_triage, screen_families and mode_questions.
+    assert_eq!(u32::from_le_bytes(b[24..28].try_into().unwrap()), 19);
     assert_eq!(u32::from_le_bytes(b[28..32].try_into().unwrap()), DIM as u32);
     assert_eq!(&b[32..48], &[0xab; 16]);
     assert_eq!(u64::from_le_bytes(b[48..56].try_into().unwrap()), b.len() as u64);
@@ -619,7 +654,7 @@ fn errors_are_distinct_and_verbatim() {
     b[8..12].copy_from_slice(&99u32.to_le_bytes());
     assert_eq!(
         open_err(&b),
-        "index <memory>: format version 99 is not supported (this build reads 1..=9); rebuild it with switchyard build-index"
+        "index <memory>: format version 99 is not supported (this build reads 1..=10); rebuild it with switchyard build-index"
     );
     let mut b = good.clone();
     b[28] ^= 1;

@@ -26,11 +26,13 @@
 mod analyze;
 mod bm25;
 mod hashed;
+pub mod question;
 mod triage;
 
 pub use crate::analyze::{ANALYZER_VERSION, STEM_PREFIX, analyze, fold};
 pub use crate::bm25::{Bm25Scorer, LexicalScores, build, build_with};
 pub use crate::hashed::{HASHED_BUCKETS, HASHED_FEATURES_VERSION, hashed_features, hashed_logit};
+pub use crate::question::{QUESTION_RULES_VERSION, is_question};
 pub use crate::triage::LexicalTriage;
 pub use switchyard_format::LexicalMeta;
 

@@ -175,15 +175,7 @@ fn has_quoted_span(task: &str) -> bool {
     })
 }
 
-/// Lowercase folded words, split at every character that is not a letter or a digit (so
-/// elisions split: `l'API` → l, api).
-fn folded_words(task: &str) -> Vec<String> {
-    switchyard_lexical::fold(task)
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_string)
-        .collect()
-}
+use switchyard_lexical::question::folded_words;
 
 /// Analyses a task. Deterministic; a few microseconds.
 pub fn analyze_task(task: &str) -> TaskAnalysis {
@@ -197,11 +189,8 @@ pub fn analyze_task(task: &str) -> TaskAnalysis {
 
     // Skip the request frame ("can you", "por favor", "kannst du") before reading the first
     // word, so "can you take care of this?" is a request, not a question.
-    let first = words.iter().position(|w| !contains(words::REQUEST, w));
-    let framed = first.is_some_and(|i| i > 0);
-    let ends_with_question = task.trim_end().ends_with('?');
-    let question = first.is_some_and(|i| contains(words::QUESTION_STARTS, &words[i]))
-        || ends_with_question && !framed;
+    let first = switchyard_lexical::question::first_after_frame(&words);
+    let question = switchyard_lexical::question::is_question_words(task, &words);
 
     let mut actions = Vec::new();
     let mut target_words = Vec::new();

@@ -51,6 +51,9 @@ pub(crate) struct RouterConfig {
     pub(crate) semantic_margin: Option<f32>,
     /// Whether the index's query shift applies.
     pub(crate) query_shift: bool,
+    /// Whether an unsure semantic guess of a question may go to the modes whose examples ask
+    /// questions (the index's `mode_questions` section).
+    pub(crate) question_modes: bool,
 }
 
 impl Default for RouterConfig {
@@ -78,6 +81,7 @@ impl Default for RouterConfig {
             gate_z: None,
             semantic_margin: None,
             query_shift: true,
+            question_modes: true,
         }
     }
 }
@@ -157,6 +161,11 @@ impl RouterBuilder {
         /// scores against the same rows (the index's `query_shift` section, written by the
         /// builder since format version 7; default true, for comparisons).
         query_shift: bool => query_shift);
+    setter!(/// Whether a task that asks a question, when the semantic mode guess is unsure and
+        /// the default mode's examples ask no questions, goes to the best of the modes whose
+        /// examples do (the index's `mode_questions` section, written by the builder since
+        /// format version 10; default true, for comparisons).
+        question_modes: bool => question_modes);
 
     /// Opens the index, checks the model fingerprint and precomputes the per-item tables.
     pub fn build(&self, embedder: Arc<dyn Embedder>) -> Result<Router> {

@@ -78,9 +78,26 @@ pub struct SemanticCheck {
     /// The mode the task's best tools belong to (see [`ToolEvidence`]), when they single one
     /// out.
     pub tools_favour: Option<ToolEvidence>,
-    /// Whether the guess was taken: its lead reached the margin, or the best tools favour the
-    /// same mode (two independent signals agreeing).
+    /// Whether the guess was taken: its lead reached the margin, the best tools favour the
+    /// same mode (two independent signals agreeing), or the question rule chose it (see
+    /// [`QuestionRule`]).
     pub decided: bool,
+    /// When the task asks a question and the semantic guess alone was unsure: what the modes'
+    /// examples say about questions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub question: Option<QuestionRule>,
+}
+
+/// The question rule of the mode step: the task asks a question, the default mode's examples
+/// ask none, and some modes' examples do; the best of those modes by score decides (`best` and
+/// `score` of the check are then that mode's). A catalog that writes its lookup or reporting
+/// modes in questions and its default (action) mode in commands says this itself.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct QuestionRule {
+    /// The modes whose examples ask questions, with how many of their examples do.
+    pub modes: Vec<(String, u32)>,
+    /// The default mode's examples (none of them a question).
+    pub default_examples: u32,
 }
 
 /// The mode the task's best-scoring tools vote for: each of the best few tools votes with a

@@ -7,8 +7,14 @@
 //! lead reached 90% precision); an index whose examples could not support that stores no
 //! margin, and the default mode decides. Older indexes keep the earlier rule (the winner must
 //! beat the default mode by a tenth of the catalog's score spread).
+//!
+//! When neither the margin nor the tools decide and the task asks a question, the question rule
+//! may: if the default mode's examples ask no question and some modes' examples do (the index's
+//! `mode_questions` section), the best of those modes decides. The catalog's own phrasing says
+//! where questions go; a catalog whose examples ask no questions, or whose default mode's do,
+//! is left as it was.
 
-use crate::decision::{SemanticCheck, ToolEvidence};
+use crate::decision::{QuestionRule, SemanticCheck, ToolEvidence};
 use crate::kernels;
 use crate::keywords::words;
 use crate::router::{ItemTable, RouteOptions, Router, Scratch, Space};
@@ -39,13 +45,25 @@ impl SemanticMode {
             (_, Some(m)) if c.lead >= m => {
                 format!("score {:.3}, lead {:.3} >= margin {m:.3}", c.score, c.lead)
             }
-            (Some(e), _) => format!(
+            (Some(e), _) if c.question.is_none() => format!(
                 "score {:.3}, lead {:.3}; the best tools ({}) favour the same mode ({:.0}% of their votes)",
                 c.score,
                 c.lead,
                 e.voters.join(", "),
                 100.0 * e.share
             ),
+            _ if c.decided && c.question.is_some() => {
+                let q = c.question.as_ref().map_or_else(String::new, |q| {
+                    let modes: Vec<String> =
+                        q.modes.iter().map(|(m, n)| format!("{m} {n}")).collect();
+                    format!(
+                        "; the task asks a question, none of the default mode's {} examples does, and these modes' examples do ({}): the best of them decides",
+                        q.default_examples,
+                        modes.join(", ")
+                    )
+                });
+                format!("score {:.3}{q}", c.score)
+            }
             _ => format!("score {:.3}, lead {:.3}", c.score, c.lead),
         }
     }
@@ -58,6 +76,7 @@ impl Router {
         space: Space,
         min: f32,
         tools_favour: Option<(usize, ToolEvidence)>,
+        question: bool,
         scratch: &mut Scratch,
     ) -> Option<SemanticMode> {
         if !self.config.semantic_modes {
@@ -78,7 +97,11 @@ impl Router {
         order.sort_by(|&a, &b| best[b].total_cmp(&best[a]).then(a.cmp(&b)));
         let top = order[0];
         let score = best[top];
-        if score < min {
+        // Under the mode threshold the examples' scores alone say nothing; the question rule,
+        // a signal of its own, may still choose among the modes whose examples ask questions.
+        let below_min = score < min;
+        let rule = question.then(|| self.question_rule()).flatten();
+        if below_min && rule.is_none() {
             return None;
         }
         // (An index with a selection section and no margin still reports what it saw.)
@@ -111,16 +134,56 @@ impl Router {
             }
         };
         let agrees = tools_favour.as_ref().is_some_and(|(m, _)| *m == top);
-        let decided = margin.is_some_and(|m| lead >= m) || agrees;
+        let mut decided = !below_min && (margin.is_some_and(|m| lead >= m) || agrees);
+        let mut chosen = top;
+        let rule = rule.filter(|_| !decided);
+        if let Some((rule, asks)) = &rule {
+            // The best mode (by score) among those whose examples ask questions.
+            if let Some(&m) = order.iter().find(|&&m| asks[m]) {
+                chosen = m;
+                decided = true;
+            }
+            debug_assert!(!rule.modes.is_empty());
+        }
         let check = SemanticCheck {
-            best: meta.modes[top].name.clone(),
-            score,
+            best: meta.modes[chosen].name.clone(),
+            score: best[chosen],
             lead: if lead.is_finite() { lead } else { 1.0 },
             margin,
             tools_favour: tools_favour.map(|(_, e)| e),
             decided,
+            question: rule.map(|(r, _)| r),
         };
-        Some(SemanticMode { mode: top, check })
+        Some(SemanticMode { mode: chosen, check })
+    }
+
+    /// The question rule's view of the catalog, when it applies: the modes whose examples ask
+    /// questions (and which modes those are, by index), provided the default mode has examples
+    /// and none of them asks one. `None` on an index without the counts, with counts from other
+    /// question rules, or when turned off.
+    fn question_rule(&self) -> Option<(QuestionRule, Vec<bool>)> {
+        if !self.config.question_modes {
+            return None;
+        }
+        let counts = self.index.mode_questions()?;
+        if counts.rules_version != switchyard_lexical::QUESTION_RULES_VERSION {
+            return None;
+        }
+        let meta = self.index.meta();
+        let default = meta.modes.iter().position(|m| m.name == meta.default_mode)?;
+        let d = counts.modes.get(default)?;
+        if d.examples == 0 || d.questions > 0 {
+            return None;
+        }
+        let asks: Vec<bool> = counts.modes.iter().map(|c| c.questions > 0).collect();
+        let modes: Vec<(String, u32)> = meta
+            .modes
+            .iter()
+            .zip(&counts.modes)
+            .filter(|(_, c)| c.questions > 0)
+            .map(|(m, c)| (m.name.clone(), c.questions))
+            .collect();
+        (!modes.is_empty()).then_some((QuestionRule { modes, default_examples: d.examples }, asks))
     }
 
     /// The mode the task's best tools favour (see [`ToolEvidence`]), from the tools' fused

@@ -360,7 +360,8 @@ impl Router {
                         .open
                         .then(|| self.tool_mode_evidence(&self.tools, &scratch.fused))?
                 });
-                self.semantic_mode(e, space, thresholds.mode_min, evidence, scratch)
+                let question = switchyard_lexical::is_question(task);
+                self.semantic_mode(e, space, thresholds.mode_min, evidence, question, scratch)
             }
             _ => None,
         };

@@ -103,27 +103,14 @@ pub const PLACEHOLDERS: &[&str] = &[
     "kummer*", "hilf", "hilfe", "tu", "tue", "tun",
 ];
 
-/// Words that open a question.
-pub const QUESTION_STARTS: &[&str] = &[
-    "what", "whats", "why", "how", "which", "who", "when", "where", "whose", "is", "are",
-    "does", "did", "has", "have", "was", "were", "qual", "quais", "quanto*", "quanta*",
-    "porque", "como", "quando", "onde", "quem", "cual*", "cuant*", "donde", "cuando", "quien",
-    "quel*", "combien", "pourquoi", "comment", "quand", "ou", "qui", "warum", "wieso",
-    "weshalb", "wie", "wann", "wo", "wer", "welch*", "wieviel*", "que", "por", "existe",
-    "gibt", "ist", "sind", "hat", "haben", "est",
-];
+/// Words that open a question (shared with the mode step's question rule).
+pub use switchyard_lexical::question::QUESTION_STARTS;
 
 /// "Why" and its kin: a question that asks for an investigation.
 pub const WHY: &[&str] = &["why", "porque", "pourquoi", "warum", "wieso", "weshalb", "wrong"];
 
 /// Polite or request words before the actual request ("can you", "bitte", "por favor").
-pub const REQUEST: &[&str] = &[
-    "can", "could", "would", "will", "please", "pls", "you", "pode", "podes", "poderia",
-    "voce", "puedes", "podrias", "podria", "peux", "pouvez", "pourrais", "pourriez", "kannst",
-    "konntest", "konnen", "bitte", "por", "favor", "me", "mir", "i", "need", "want", "tu",
-    "vous", "du", "preciso", "quero", "necesito", "quiero", "je", "veux", "ich", "brauche",
-    "mochte", "let", "lets", "s",
-];
+pub use switchyard_lexical::question::REQUEST_FRAME as REQUEST;
 
 /// Function words of the five languages.
 pub const STOP: &[&str] = &[

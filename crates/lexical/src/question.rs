@@ -1,0 +1,117 @@
+//! Whether a text asks a question, from its words alone: the task analysis reads it, and the
+//! mode step compares a task's form with the form of each mode's examples (a catalog whose
+//! lookup mode is written in questions and whose default mode in commands tells the two apart
+//! by that alone, in any domain).
+//!
+//! A text is a question when its first word after a request frame ("can you", "por favor",
+//! "kannst du") opens a question in English, Portuguese, Spanish, French or German ("where",
+//! "quantas", "il", no: "où"), or when it carries a question mark (`?`, `？`, `¿`) and no request
+//! frame ("can you ship it today?" asks for an action). Words are folded (lowercase, Latin
+//! diacritics removed) before they are compared, so "qué" and "que" read alike.
+
+use crate::fold;
+
+/// Version of the rules below: an index stores what they said about its mode examples, and a
+/// router reads those counts only when they were made by the same rules.
+pub const QUESTION_RULES_VERSION: u32 = 1;
+
+/// Folded words that open a question. A trailing `*` matches any word starting with the rest.
+#[rustfmt::skip]
+pub const QUESTION_STARTS: &[&str] = &[
+    "what", "whats", "why", "how", "which", "who", "when", "where", "whose", "is", "are",
+    "does", "did", "has", "have", "was", "were", "qual", "quais", "quanto*", "quanta*",
+    "porque", "como", "quando", "onde", "quem", "cual*", "cuant*", "donde", "cuando", "quien",
+    "quel*", "combien", "pourquoi", "comment", "quand", "ou", "qui", "warum", "wieso",
+    "weshalb", "wie", "wann", "wo", "wer", "welch*", "wieviel*", "que", "por", "existe",
+    "gibt", "ist", "sind", "hat", "haben", "est",
+];
+
+/// Folded polite or request words that may come before the request itself ("can you",
+/// "bitte", "por favor").
+#[rustfmt::skip]
+pub const REQUEST_FRAME: &[&str] = &[
+    "can", "could", "would", "will", "please", "pls", "you", "pode", "podes", "poderia",
+    "voce", "puedes", "podrias", "podria", "peux", "pouvez", "pourrais", "pourriez", "kannst",
+    "konntest", "konnen", "bitte", "por", "favor", "me", "mir", "i", "need", "want", "tu",
+    "vous", "du", "preciso", "quero", "necesito", "quiero", "je", "veux", "ich", "brauche",
+    "mochte", "let", "lets", "s",
+];
+
+/// Whether `word` (folded) is in `list`, where an entry ending in `*` matches by prefix.
+pub fn listed(list: &[&str], word: &str) -> bool {
+    list.iter().any(|e| match e.strip_suffix('*') {
+        Some(prefix) => word.starts_with(prefix),
+        None => *e == word,
+    })
+}
+
+/// The folded words of `text`, split at every character that is not a letter or a digit (so
+/// elisions split: `l'API` -> l, api).
+pub fn folded_words(text: &str) -> Vec<String> {
+    fold(text)
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// The position of the first word after the request frame, if any word is not part of it.
+pub fn first_after_frame(words: &[String]) -> Option<usize> {
+    words.iter().position(|w| !listed(REQUEST_FRAME, w))
+}
+
+/// Whether `words` (from [`folded_words`] of `text`) ask a question; see the module docs.
+pub fn is_question_words(text: &str, words: &[String]) -> bool {
+    let first = first_after_frame(words);
+    let framed = first.is_some_and(|i| i > 0);
+    let marked = text.trim_end().ends_with(['?', '？']) || text.contains('¿');
+    first.is_some_and(|i| listed(QUESTION_STARTS, &words[i])) || marked && !framed
+}
+
+/// Whether `text` asks a question; see the module docs.
+pub fn is_question(text: &str) -> bool {
+    is_question_words(text, &folded_words(text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn questions_are_told_from_commands_in_five_languages() {
+        for q in [
+            "did 7702 go out already",
+            "where's the package for Mr Okafor right now",
+            "how many blue mugs do we still have",
+            "o pedido 4410 já saiu?",
+            "quantas garrafas térmicas ainda temos",
+            "¿qué transportista nos sale más barato?",
+            "le colis de Mme Durand, il en est où ?",
+            "combien de bougies reste-t-il",
+            "wie viele Thermoskannen haben wir noch",
+            "ist die Bestellung 9031 schon raus?",
+            "この注文はもう発送されましたか？",
+        ] {
+            assert!(is_question(q), "{q} is a question");
+        }
+        for c in [
+            "ship the three oldest orders with the cheap carrier",
+            "can you ship order 55 today?",
+            "pode mandar a etiqueta de devolução?",
+            "kannst du die Bestellung stornieren?",
+            "annule la commande de Paul",
+            "storniere die Bestellung von Frau Weber",
+            "",
+            "   ",
+        ] {
+            assert!(!is_question(c), "{c:?} is not a question");
+        }
+    }
+
+    #[test]
+    fn starred_entries_match_by_prefix() {
+        assert!(listed(&["welch*"], "welcher"));
+        assert!(!listed(&["welch"], "welcher"));
+        assert!(listed(&["wo"], "wo"));
+    }
+}
