@@ -52,6 +52,13 @@ fn cases(model: &str, floors: [f64; 4]) {
     {
         assert!(g >= floor, "{model}: {name} {g} fell below {floor}; misses: {:#?}", r.misses);
     }
+    // Every case is counted under the one step that decided its mode, and the steps' right
+    // answers add up to the mode accuracy.
+    let decided: usize = r.mode_steps.values().map(|s| s.cases).sum();
+    let right: usize = r.mode_steps.values().map(|s| s.right).sum();
+    assert_eq!(decided as f64, metric(o, "cases"));
+    assert!((right as f64 / decided as f64 - metric(o, "mode_accuracy")).abs() < 1e-3);
+    assert!(r.mode_steps.contains_key("keyword"), "{:?}", r.mode_steps);
     // The cascade answers some tasks from its static table and loses nothing measurable
     // against the model alone (within one case's worth on a metric).
     let plain = &r.transformer_only;

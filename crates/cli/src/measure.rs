@@ -434,6 +434,12 @@ pub fn eval(a: EvalArgs) -> Result<()> {
                 );
             }
             table(&rows);
+            let steps: Vec<String> = report
+                .mode_steps
+                .iter()
+                .map(|(step, s)| format!("{step} {}/{}", s.right, s.cases))
+                .collect();
+            println!("mode right / decided, by deciding step: {}", steps.join(", "));
             for m in &report.misses {
                 println!(
                     "miss [{}] {:?}: tools {:?} skills {:?} mode {} (expected {})",

@@ -11,7 +11,9 @@ use std::sync::Arc;
 use std::time::Instant;
 use switchyard_embed::Embedder;
 use switchyard_manifest::Catalog;
-use switchyard_router::{AnsweredBy, Decision, RouteOptions, RouterBuilder, Scratch, Selected};
+use switchyard_router::{
+    AnsweredBy, Decision, ModeSource, RouteOptions, RouterBuilder, Scratch, Selected,
+};
 
 /// One line of `cases.jsonl`.
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -122,10 +124,45 @@ pub struct CasesReport {
     pub fitted: Option<BTreeMap<String, serde_json::Value>>,
     /// Per language, fitted index.
     pub fitted_per_lang: BTreeMap<String, BTreeMap<String, serde_json::Value>>,
+    /// Mode accuracy by the step that decided the mode (as deployed): `explicit`, `hint`,
+    /// `keyword`, `semantic`, `question` (the semantic step's question rule), `default`,
+    /// `chitchat`. Shows which step a catalog's mode errors come from.
+    pub mode_steps: BTreeMap<String, ModeStep>,
     /// Cases with any miss.
     pub misses: Vec<Miss>,
     /// Where the time went.
     pub timings: EvalTimings,
+}
+
+/// The cases one mode step decided, and how many of them it got right.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ModeStep {
+    /// Cases this step decided.
+    pub cases: usize,
+    /// Those whose mode was the expected one.
+    pub right: usize,
+}
+
+/// The step that decided a decision's mode (see [`CasesReport::mode_steps`]).
+pub fn deciding_step(d: &Decision) -> String {
+    let question = d.semantic_mode.as_ref().is_some_and(|s| s.question.is_some());
+    match d.mode_source {
+        ModeSource::Semantic if question => "question".into(),
+        other => serde_json::to_value(other)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_else(|| format!("{other:?}").to_lowercase()),
+    }
+}
+
+fn mode_steps(cases: &[CaseRow], decisions: &[Decision]) -> BTreeMap<String, ModeStep> {
+    let mut steps: BTreeMap<String, ModeStep> = BTreeMap::new();
+    for (c, d) in cases.iter().zip(decisions) {
+        let step = steps.entry(deciding_step(d)).or_default();
+        step.cases += 1;
+        step.right += usize::from(d.mode == c.mode);
+    }
+    steps
 }
 
 /// The router's selection, best score first (the order a reader of the prompt sees matters
@@ -241,6 +278,7 @@ pub fn eval_cases(
     let route_ms = tr.elapsed().as_secs_f64() * 1e3;
 
     let (groups, misses) = tally(&cases, &decisions);
+    let steps = mode_steps(&cases, &decisions);
     let (plain_groups, _) = tally(&cases, &plain_decisions);
     let split = |groups: &BTreeMap<Option<String>, Tally>| {
         let per_lang: BTreeMap<String, BTreeMap<String, serde_json::Value>> = groups
@@ -280,6 +318,7 @@ pub fn eval_cases(
         cascade_sweep,
         fitted,
         fitted_per_lang,
+        mode_steps: steps,
         misses,
     })
 }
@@ -322,7 +361,7 @@ fn tally(
                 missing_tools,
                 missing_skills,
                 expected_mode: (!mode_ok).then(|| c.mode.clone()),
-                got_mode: format!("{} ({:?})", d.mode, d.mode_source).to_lowercase(),
+                got_mode: format!("{} ({})", d.mode, deciding_step(d)),
                 got_tools: tools.iter().take(5).map(|s| s.to_string()).collect(),
                 answered_by: d.answered_by,
             });

@@ -17,7 +17,7 @@ pub use crate::adapter::{AdapterTraining, SetSpec, ValidationSplit, train_adapte
 pub use crate::analysis::{Agreement, AnalysisCase, AnalysisMiss, AnalysisReport, eval_analysis};
 pub use crate::bm25::Bm25;
 pub use crate::cache::CachedIndex;
-pub use crate::cases::{CaseRow, CasesEval, CasesReport, eval_cases};
+pub use crate::cases::{CaseRow, CasesEval, CasesReport, ModeStep, deciding_step, eval_cases};
 pub use crate::error::{EvalError, Result};
 pub use crate::fit::{FitConfig, FitMetrics, FitParams, FitReport, fit};
 pub use crate::injection::{InjectionEval, InjectionReport, eval_injection};
