@@ -41,29 +41,28 @@ impl SemanticMode {
     /// For `mode_detail`.
     pub(crate) fn detail(&self) -> String {
         let c = &self.check;
+        // The question rule first: it decides even where a lead under the mode threshold
+        // reached the margin.
+        if let Some(q) = c.question.as_ref().filter(|_| c.decided) {
+            let modes: Vec<String> = q.modes.iter().map(|(m, n)| format!("{m} {n}")).collect();
+            return format!(
+                "score {:.3}; the task asks a question, none of the default mode's {} examples does, and these modes' examples do ({}): the best of them decides",
+                c.score,
+                q.default_examples,
+                modes.join(", ")
+            );
+        }
         match (&c.tools_favour, c.margin) {
             (_, Some(m)) if c.lead >= m => {
                 format!("score {:.3}, lead {:.3} >= margin {m:.3}", c.score, c.lead)
             }
-            (Some(e), _) if c.question.is_none() => format!(
+            (Some(e), _) => format!(
                 "score {:.3}, lead {:.3}; the best tools ({}) favour the same mode ({:.0}% of their votes)",
                 c.score,
                 c.lead,
                 e.voters.join(", "),
                 100.0 * e.share
             ),
-            _ if c.decided && c.question.is_some() => {
-                let q = c.question.as_ref().map_or_else(String::new, |q| {
-                    let modes: Vec<String> =
-                        q.modes.iter().map(|(m, n)| format!("{m} {n}")).collect();
-                    format!(
-                        "; the task asks a question, none of the default mode's {} examples does, and these modes' examples do ({}): the best of them decides",
-                        q.default_examples,
-                        modes.join(", ")
-                    )
-                });
-                format!("score {:.3}{q}", c.score)
-            }
             _ => format!("score {:.3}, lead {:.3}", c.score, c.lead),
         }
     }
