@@ -342,6 +342,8 @@ impl Router {
         };
         let item_vector = adapted.as_deref().or(vector);
         let terms = analyze(task);
+        // Once per task: the decision reports it, and the mode step reads whether it is a question.
+        let analysis = crate::analysis::analyze_task(task);
 
         let tm = Instant::now();
         let hint = self.hint_mode(options);
@@ -360,7 +362,7 @@ impl Router {
                         .open
                         .then(|| self.tool_mode_evidence(&self.tools, &scratch.fused))?
                 });
-                let question = switchyard_lexical::is_question(task);
+                let question = analysis.signals.question;
                 self.semantic_mode(e, space, thresholds.mode_min, evidence, question, scratch)
             }
             _ => None,
@@ -465,7 +467,7 @@ impl Router {
             mode_detail,
             semantic_mode: semantic.map(|g| g.check),
             chitchat: false,
-            analysis: crate::analysis::analyze_task(task),
+            analysis,
             tools,
             skills,
             dropped,
