@@ -16,12 +16,35 @@ unsafe fn tile_avx512<const R: usize>(
     w: *const f32,
     acc: *mut f32,
 ) {
+    // SAFETY: as the caller's; rows of the accumulators read and written in place.
+    unsafe { tile_avx512_to::<R>(x, ldx, kc, w, acc, PANEL, acc, PANEL) }
+}
+
+/// Writes `start + x[R rows, kc] * w[kc, 32]` to `out` (R rows of 32 at stride `out_ld`),
+/// where `start` is R rows of 32 at stride `start_ld` (0: one row, the bias, for every row).
+///
+/// # Safety
+/// `x` points to R rows of at least `kc` floats at stride `ldx`, `w` to `kc * PANEL`
+/// floats, `start` and `out` to R rows of PANEL floats at their strides, and the CPU has
+/// avx512f.
+#[allow(clippy::too_many_arguments)] // a tile's full description; grouping would hide it
+#[target_feature(enable = "avx512f")]
+unsafe fn tile_avx512_to<const R: usize>(
+    x: *const f32,
+    ldx: usize,
+    kc: usize,
+    w: *const f32,
+    start: *const f32,
+    start_ld: usize,
+    out: *mut f32,
+    out_ld: usize,
+) {
     let mut a = [[_mm512_setzero_ps(); 2]; R];
     for (r, reg) in a.iter_mut().enumerate() {
-        // SAFETY: acc has R rows of PANEL floats.
+        // SAFETY: start has R rows of PANEL floats at stride start_ld.
         unsafe {
-            reg[0] = _mm512_loadu_ps(acc.add(r * PANEL));
-            reg[1] = _mm512_loadu_ps(acc.add(r * PANEL + 16));
+            reg[0] = _mm512_loadu_ps(start.add(r * start_ld));
+            reg[1] = _mm512_loadu_ps(start.add(r * start_ld + 16));
         }
     }
     for kk in 0..kc {
@@ -37,10 +60,10 @@ unsafe fn tile_avx512<const R: usize>(
         }
     }
     for (r, reg) in a.iter().enumerate() {
-        // SAFETY: acc has R rows of PANEL floats.
+        // SAFETY: out has R rows of PANEL floats at stride out_ld.
         unsafe {
-            _mm512_storeu_ps(acc.add(r * PANEL), reg[0]);
-            _mm512_storeu_ps(acc.add(r * PANEL + 16), reg[1]);
+            _mm512_storeu_ps(out.add(r * out_ld), reg[0]);
+            _mm512_storeu_ps(out.add(r * out_ld + 16), reg[1]);
         }
     }
 }
@@ -153,6 +176,10 @@ pub(super) unsafe fn panel_avx512(
     n: usize,
     col0: usize,
 ) {
+    if let (Weights::F32(wf), true, true) = (w, k <= KC, bias.len() == PANEL) {
+        // SAFETY: as the caller's.
+        return unsafe { one_block_avx512(x, m, k, wf, bias, dst.add(col0), n) };
+    }
     let body = |acc: &mut [[f32; PANEL]], block: &mut Block| {
         let ap = acc.as_mut_ptr().cast::<f32>();
         for kb in (0..k).step_by(KC) {
@@ -164,6 +191,55 @@ pub(super) unsafe fn panel_avx512(
     };
     // SAFETY: the caller's output is [m, n] and the panel's columns fit in it.
     unsafe { with_panel(m, bias, dst, n, col0, body) }
+}
+
+/// A whole panel of f32 weights whose inputs fit one block (attention's `Q K^T`: 32 inputs,
+/// a head's width): each tile starts at the bias and stores straight into the output, with
+/// no accumulator rows to fill and copy out (they were a twentieth of a 512-token forward).
+/// The same sums in the same order as the blocked path: the same bits.
+///
+/// # Safety
+/// The CPU has AVX-512F; `x` is `[m, k]`, `w` holds `k * PANEL` floats, `bias` PANEL, and
+/// `out` points at row 0, column 0 of the panel in an output of row stride `n`.
+#[target_feature(enable = "avx512f")]
+unsafe fn one_block_avx512(
+    x: &[f32],
+    m: usize,
+    k: usize,
+    w: &[f32],
+    bias: &[f32],
+    out: *mut f32,
+    n: usize,
+) {
+    let (wp, bp) = (w.as_ptr(), bias.as_ptr());
+    let mut r0 = 0;
+    while r0 < m {
+        // SAFETY: r0 < m rows of x and of the output.
+        let (xp, op) = unsafe { (x.as_ptr().add(r0 * k), out.add(r0 * n)) };
+        macro_rules! go {
+            ($r:literal) => {{
+                // SAFETY: at least $r rows are left; the bias is read as one row for all.
+                unsafe { tile_avx512_to::<$r>(xp, k, k, wp, bp, 0, op, n) };
+                r0 += $r;
+            }};
+        }
+        // Balanced tiles of at most 12 rows, as `rows_of_block!` cuts them.
+        let left = m - r0;
+        match left.div_ceil(left.div_ceil(12)) {
+            1 => go!(1),
+            2 => go!(2),
+            3 => go!(3),
+            4 => go!(4),
+            5 => go!(5),
+            6 => go!(6),
+            7 => go!(7),
+            8 => go!(8),
+            9 => go!(9),
+            10 => go!(10),
+            11 => go!(11),
+            _ => go!(12),
+        }
+    }
 }
 
 /// One panel's outputs for every row, with the AVX2 tiles.
