@@ -87,9 +87,9 @@ fn attend_jobs_body(
 /// Attention of one text's tokens (rows `[start, start + len)` of `qkv`) for one head,
 /// written to the head's columns of those rows of `ctx` (`[tokens, h]`).
 ///
-/// Both products (`Q K^T` and `P V`) go through the packed matrix kernel: K^T and V are packed
-/// per call (`len x head_dim` floats, cheap next to the products) so attention runs at the
-/// same SIMD width as the linear layers.
+/// Both products (`Q K^T` and `P V`) go through the packed matrix kernel: K (a weight with one
+/// output per key) and V are packed per call (`len x head_dim` floats, cheap next to the
+/// products) so attention runs at the same SIMD width as the linear layers.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)] // one head of one text: all of it is needed, nothing groups
 fn attend(
