@@ -139,22 +139,30 @@ macro_rules! rows_of_block {
                     r0 += $r;
                 }};
             }
-            let left = $m - r0;
-            let tiles = left.div_ceil($full);
-            match left.div_ceil(tiles) {
-                1 => go!(1),
-                2 => go!(2),
-                3 => go!(3),
-                4 => go!(4),
-                5 => go!(5),
-                6 => go!(6),
-                7 => go!(7),
-                8 => go!(8),
-                9 => go!(9),
-                10 => go!(10),
-                11 => go!(11),
-                _ => go!(12),
-            }
+            balanced_tile!($m - r0, $full, go);
+        }
+    }};
+}
+
+/// Calls `$go!(R)` with the height of the next tile when `$left` rows are left and a tile has
+/// at most `$full` rows: tiles are balanced (64 rows of at most 6 are 7,7,...,6, not 6 x 10 +
+/// 4, which would stream a block for 4 rows).
+macro_rules! balanced_tile {
+    ($left:expr, $full:literal, $go:ident) => {{
+        let left = $left;
+        match left.div_ceil(left.div_ceil($full)) {
+            1 => $go!(1),
+            2 => $go!(2),
+            3 => $go!(3),
+            4 => $go!(4),
+            5 => $go!(5),
+            6 => $go!(6),
+            7 => $go!(7),
+            8 => $go!(8),
+            9 => $go!(9),
+            10 => $go!(10),
+            11 => $go!(11),
+            _ => $go!(12),
         }
     }};
 }
@@ -223,22 +231,7 @@ unsafe fn one_block_avx512(
                 r0 += $r;
             }};
         }
-        // Balanced tiles of at most 12 rows, as `rows_of_block!` cuts them.
-        let left = m - r0;
-        match left.div_ceil(left.div_ceil(12)) {
-            1 => go!(1),
-            2 => go!(2),
-            3 => go!(3),
-            4 => go!(4),
-            5 => go!(5),
-            6 => go!(6),
-            7 => go!(7),
-            8 => go!(8),
-            9 => go!(9),
-            10 => go!(10),
-            11 => go!(11),
-            _ => go!(12),
-        }
+        balanced_tile!(m - r0, 12, go);
     }
 }
 
