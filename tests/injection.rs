@@ -505,3 +505,28 @@ fn a_failed_screen_check_names_its_line_what_it_wanted_and_the_score() {
     assert!(said.starts_with("line 6 (en): must be flagged, but scores"), "{said}");
     assert!(said.contains("The weekly report is attached."), "{said}");
 }
+
+#[test]
+fn the_held_out_documents_pair_each_clean_document_with_one_planted_request() {
+    // tests/injection/README.md says what the file holds; its figures are only meaningful if
+    // that stays true (and it is never trained on: no build reads it).
+    let path = root().join("tests/injection/heldout-documents.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let rows: Vec<serde_json::Value> =
+        text.lines().map(|l| serde_json::from_str(l).expect("a JSON object per line")).collect();
+    assert_eq!(rows.len(), 40);
+    let mut per_lang = std::collections::BTreeMap::new();
+    for pair in rows.chunks(2) {
+        let (clean, planted) = (&pair[0], &pair[1]);
+        assert_eq!((clean["label"].as_i64(), planted["label"].as_i64()), (Some(0), Some(1)));
+        assert_eq!(clean["lang"], planted["lang"]);
+        let request = planted["planted"].as_str().unwrap();
+        let lines: Vec<&str> = planted["text"].as_str().unwrap().lines().collect();
+        assert!(lines.contains(&request), "the request stands on a line of its own: {request}");
+        let rest: Vec<&str> = lines.into_iter().filter(|l| *l != request).collect();
+        assert_eq!(rest.join("\n"), clean["text"].as_str().unwrap(), "the host is unchanged");
+        *per_lang.entry(clean["lang"].as_str().unwrap().to_string()).or_insert(0) += 1;
+    }
+    let langs: Vec<(&str, i32)> = per_lang.iter().map(|(l, n)| (l.as_str(), *n)).collect();
+    assert_eq!(langs, [("de", 4), ("en", 4), ("es", 4), ("fr", 4), ("pt", 4)]);
+}
