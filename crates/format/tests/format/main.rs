@@ -1,9 +1,14 @@
 //! The index format's contract: round trips, determinism, the header layout, every corruption an
 //! error (never a panic), verbatim messages, and one committed fixture per format version.
+//!
+//! This file: the sample index every test starts from, and the contract of the file as a whole.
+//! `sections`: each optional section's round trip and the checks that refuse a bad one.
 #![allow(clippy::unwrap_used)] // test helpers: a panic is the failure report
 
 use proptest::prelude::*;
 use switchyard_format::*;
+
+mod sections;
 
 const DIM: usize = 16;
 
@@ -120,33 +125,6 @@ fn sample_questions() -> ModeQuestionsMeta {
     }
 }
 
-#[test]
-fn mode_questions_round_trip_only_beside_a_selection_and_bad_counts_are_refused() {
-    let index =
-        Index::from_bytes(&sample_writer().to_bytes().unwrap(), &OpenOptions::new()).unwrap();
-    assert_eq!(index.mode_questions(), Some(&sample_questions()));
-    let refused = |questions: ModeQuestionsMeta| {
-        let mut w = sample_writer();
-        w.mode_questions(&questions).unwrap();
-        Index::from_bytes(&w.to_bytes().unwrap(), &OpenOptions::new()).unwrap_err().to_string()
-    };
-    let mut bad = sample_questions();
-    bad.modes[0].questions = 4;
-    let e = refused(bad);
-    assert!(e.contains("mode_questions: mode act has 4 questions among 3 examples"), "{e}");
-    let mut bad = sample_questions();
-    bad.modes.push(ModeQuestionCount { examples: 1, questions: 1 });
-    let e = refused(bad);
-    assert!(e.contains("mode_questions: 2 counts for 1 modes"), "{e}");
-    let mut w = IndexWriter::new(DIM, [0xab; 16]);
-    w.mode_questions(&sample_questions()).unwrap();
-    w.matrix(SectionKind::Tools, unit(1)).unwrap();
-    w.strings(vec!["read a file".into()]);
-    w.meta(&sample_meta()).unwrap();
-    let e = w.to_bytes().map(|_| ()).unwrap_err().to_string();
-    assert!(e.contains("mode questions were set without a selection section"), "{e}");
-}
-
 fn sample_families() -> ScreenFamiliesMeta {
     ScreenFamiliesMeta {
         heads: vec![ScreenFamilyHead {
@@ -166,37 +144,6 @@ fn sample_families() -> ScreenFamiliesMeta {
         family_fpr: 0.005,
         oof_fpr_combined: 0.0148,
     }
-}
-
-#[test]
-fn screen_family_heads_round_trip_only_beside_a_screen_head_and_a_bad_one_is_refused() {
-    let index =
-        Index::from_bytes(&sample_writer().to_bytes().unwrap(), &OpenOptions::new()).unwrap();
-    assert_eq!(index.screen_families(), Some(&sample_families()));
-    let refused = |families: ScreenFamiliesMeta| {
-        let mut w = sample_writer();
-        w.screen_families(&families).unwrap();
-        Index::from_bytes(&w.to_bytes().unwrap(), &OpenOptions::new()).unwrap_err().to_string()
-    };
-    let mut bad = sample_families();
-    bad.heads[0].weights.pop();
-    let e = refused(bad);
-    assert!(e.contains("screen_families: head jailbreak has 15 weights for dimension 16"), "{e}");
-    let mut bad = sample_families();
-    bad.heads[0].threshold = f32::INFINITY;
-    let e = refused(bad);
-    assert!(e.contains("head jailbreak holds a value that is not a finite number"), "{e}");
-    let mut bad = sample_families();
-    bad.heads[0].lexical = None;
-    let e = refused(bad);
-    assert!(e.contains("head jailbreak has a triage floor but no lexical head"), "{e}");
-    let mut w = IndexWriter::new(DIM, [0xab; 16]);
-    w.screen_families(&sample_families()).unwrap();
-    w.matrix(SectionKind::Tools, unit(1)).unwrap();
-    w.strings(vec!["read a file".into()]);
-    w.meta(&sample_meta()).unwrap();
-    let e = w.to_bytes().map(|_| ()).unwrap_err().to_string();
-    assert!(e.contains("screen family heads were set without a screen section"), "{e}");
 }
 
 fn sample_triage() -> ScreenTriageMeta {
@@ -277,151 +224,6 @@ fn sample_screen() -> ScreenMeta {
     }
 }
 
-#[test]
-fn the_screen_section_round_trips_and_a_bad_one_is_refused() {
-    let index =
-        Index::from_bytes(&sample_writer().to_bytes().unwrap(), &OpenOptions::new()).unwrap();
-    assert_eq!(index.screen(), Some(&sample_screen()));
-    let refused = |screen: ScreenMeta| {
-        let mut w = sample_writer();
-        w.screen(&screen).unwrap();
-        Index::from_bytes(&w.to_bytes().unwrap(), &OpenOptions::new()).unwrap_err().to_string()
-    };
-    let mut short = sample_screen();
-    if let Some(h) = short.head.as_mut() {
-        h.weights.pop();
-    }
-    let e = refused(short);
-    assert!(e.contains("screen: head has 15 weights for embeddings of width 16"), "{e}");
-    let mut both = sample_screen();
-    both.fallback_reason = Some("x".into());
-    assert!(refused(both).contains("a head and a fallback reason at once"));
-    let mut nan = sample_screen();
-    if let Some(h) = nan.head.as_mut() {
-        h.threshold = f32::NAN;
-    }
-    assert!(refused(nan).contains("non-finite"));
-    let mut zero = sample_screen();
-    zero.windowing.max_windows = 0;
-    assert!(refused(zero).contains("windowing has a zero bound"));
-}
-
-#[test]
-fn the_lexical_screen_round_trips_only_beside_a_head_and_a_bad_one_is_refused() {
-    let index =
-        Index::from_bytes(&sample_writer().to_bytes().unwrap(), &OpenOptions::new()).unwrap();
-    assert_eq!(index.screen_lexical(), Some(&sample_lexical()));
-    let refused = |lexical: LexicalScreenMeta, screen: ScreenMeta| {
-        let mut w = sample_writer();
-        w.screen(&screen).unwrap().screen_lexical(&lexical).unwrap();
-        Index::from_bytes(&w.to_bytes().unwrap(), &OpenOptions::new()).unwrap_err().to_string()
-    };
-    let mut short = sample_lexical();
-    short.weights.pop();
-    let e = refused(short, sample_screen());
-    assert!(
-        e.contains("screen: lexical head has 7 weights for 4 buckets per group (want 8)"),
-        "{e}"
-    );
-    let mut nan = sample_lexical();
-    nan.bias = f32::NAN;
-    assert!(refused(nan, sample_screen()).contains("lexical head has a non-finite weight"));
-    let mut headless = sample_screen();
-    headless.head = None;
-    headless.fallback_reason = Some("too few patterns".into());
-    let e = refused(sample_lexical(), headless);
-    assert!(e.contains("a lexical head without the embedding head it adds to"), "{e}");
-    let mut w = IndexWriter::new(DIM, [0xab; 16]);
-    w.screen_lexical(&sample_lexical()).unwrap();
-    w.matrix(SectionKind::Tools, unit(1)).unwrap();
-    w.strings(vec!["read a file".into()]);
-    let e = w.to_bytes().map(|_| ()).unwrap_err().to_string();
-    assert!(e.contains("without a screen section") || e.contains("metadata"), "{e}");
-}
-
-#[test]
-fn the_query_shift_round_trips_only_beside_a_selection_with_one_value_per_row() {
-    let index =
-        Index::from_bytes(&sample_writer().to_bytes().unwrap(), &OpenOptions::new()).unwrap();
-    assert_eq!(index.query_shift(), Some(&sample_shift()));
-    let refused = |shift: QueryShiftMeta| {
-        let mut w = sample_writer();
-        w.query_shift(&shift).unwrap();
-        Index::from_bytes(&w.to_bytes().unwrap(), &OpenOptions::new()).unwrap_err().to_string()
-    };
-    let mut short = sample_shift();
-    short.tools.pop();
-    let e = refused(short);
-    assert!(e.contains("query_shift: 2 tools values for 3 tools rows"), "{e}");
-    let mut nan = sample_shift();
-    nan.skills[0] = f32::NAN;
-    let e = refused(nan);
-    assert!(e.contains("query_shift: a skills value or the strength is not a finite"), "{e}");
-    let mut w = IndexWriter::new(DIM, [0xab; 16]);
-    w.query_shift(&sample_shift()).unwrap();
-    w.matrix(SectionKind::Tools, unit(1)).unwrap();
-    w.strings(vec!["read a file".into()]);
-    w.meta(&sample_meta()).unwrap();
-    let e = w.to_bytes().map(|_| ()).unwrap_err().to_string();
-    assert!(e.contains("a query shift was set without a selection section"), "{e}");
-}
-
-#[test]
-fn the_screen_triage_round_trips_only_beside_a_lexical_screen_with_a_finite_floor() {
-    let index =
-        Index::from_bytes(&sample_writer().to_bytes().unwrap(), &OpenOptions::new()).unwrap();
-    assert_eq!(index.screen_triage(), Some(&sample_triage()));
-    let refused = |triage: ScreenTriageMeta| {
-        let mut w = sample_writer();
-        w.screen_triage(&triage).unwrap();
-        Index::from_bytes(&w.to_bytes().unwrap(), &OpenOptions::new()).unwrap_err().to_string()
-    };
-    let e = refused(ScreenTriageMeta { lexical_floor: f32::NAN, ..sample_triage() });
-    assert!(e.contains("screen_triage: the lexical floor NaN is not a finite number"), "{e}");
-    let e = refused(ScreenTriageMeta { oof_missed: 1.5, ..sample_triage() });
-    assert!(e.contains("screen_triage: oof_missed 1.5 is not a share between 0 and 1"), "{e}");
-    let mut w = IndexWriter::new(DIM, [0xab; 16]);
-    w.screen_triage(&sample_triage()).unwrap();
-    w.matrix(SectionKind::Tools, unit(1)).unwrap();
-    w.strings(vec!["read a file".into()]);
-    w.meta(&sample_meta()).unwrap();
-    let e = w.to_bytes().map(|_| ()).unwrap_err().to_string();
-    assert!(e.contains("a screen triage was set without a lexical screen"), "{e}");
-}
-
-#[test]
-fn the_adapter_section_round_trips_and_a_bad_one_is_refused() {
-    let dim = 16;
-    let adapter = AdapterMeta {
-        id: "0123456789abcdef".into(),
-        rank: 2,
-        u: vec![0.5; dim * 2],
-        v: vec![-0.25; dim * 2],
-        trained_on: vec!["metatool".into()],
-        info_json: "{}".into(),
-    };
-    let with = |a: &AdapterMeta| {
-        let mut w = sample_writer();
-        w.adapter(a).unwrap();
-        Index::from_bytes(&w.to_bytes().unwrap(), &OpenOptions::new())
-    };
-    let index = with(&adapter).unwrap();
-    assert_eq!(index.adapter(), Some(&adapter));
-    let plain =
-        Index::from_bytes(&sample_writer().to_bytes().unwrap(), &OpenOptions::new()).unwrap();
-    assert!(plain.adapter().is_none(), "an index without an adapter has no section");
-    let mut short = adapter.clone();
-    short.v.pop();
-    let e = with(&short).unwrap_err().to_string();
-    assert!(e.contains("adapter: factors of 32 and 31 values"), "{e}");
-    let mut nan = adapter.clone();
-    nan.u[3] = f32::NAN;
-    assert!(with(&nan).unwrap_err().to_string().contains("NaN or infinite"));
-    let mut wide = adapter;
-    wide.rank = 17;
-    assert!(with(&wide).unwrap_err().to_string().contains("rank 17 is outside 1..=16"));
-}
-
 fn sample_selection() -> SelectionMeta {
     // Three tools: "read file" (0), "run tests" (1, 2); one skill.
     let lexical = |terms: &[&str], docs: u32| LexicalMeta {
@@ -460,31 +262,6 @@ fn sample_selection() -> SelectionMeta {
     }
 }
 
-#[test]
-fn selection_round_trips_and_a_rewrite_is_byte_identical() {
-    let bytes = sample_writer().to_bytes().unwrap();
-    let index = Index::from_bytes(&bytes, &OpenOptions::new()).unwrap();
-    assert_eq!(index.selection(), Some(&sample_selection()));
-    let again = IndexWriter::from_index(&index).unwrap().to_bytes().unwrap();
-    assert_eq!(again, bytes);
-}
-
-#[test]
-fn an_inconsistent_selection_section_is_refused() {
-    let mut sel = sample_selection();
-    sel.tools_lexical.doc_len.pop();
-    let mut w = sample_writer();
-    w.selection(&sel).unwrap();
-    let e = Index::from_bytes(&w.to_bytes().unwrap(), &OpenOptions::new()).unwrap_err();
-    assert!(e.to_string().contains("selection: tools: 1 document lengths for 2 items"), "{e}");
-    let mut sel = sample_selection();
-    sel.hints = vec![("interactive".into(), "plan".into())];
-    let mut w = sample_writer();
-    w.selection(&sel).unwrap();
-    let e = Index::from_bytes(&w.to_bytes().unwrap(), &OpenOptions::new()).unwrap_err();
-    assert!(e.to_string().contains("hint \"interactive\" names mode \"plan\""), "{e}");
-}
-
 fn sample_cascade() -> CascadeMeta {
     CascadeMeta {
         piece_ids: vec![101, 2023],
@@ -495,80 +272,6 @@ fn sample_cascade() -> CascadeMeta {
     }
 }
 
-/// The message of opening a written index, without the path prefix and rebuild advice.
-fn cascade_err(w: &IndexWriter) -> String {
-    let e = Index::from_bytes(&w.to_bytes().unwrap(), &OpenOptions::new()).unwrap_err();
-    let m = e.to_string();
-    let start = m.find("(cascade: ").map(|i| i + 1).unwrap_or(0);
-    let end = m.rfind("); rebuild").unwrap_or(m.len());
-    m[start..end].to_string()
-}
-
-#[test]
-fn cascade_round_trips_as_views_over_one_matrix() {
-    let index =
-        Index::from_bytes(&sample_writer().to_bytes().unwrap(), &OpenOptions::new()).unwrap();
-    let space = index.static_space().unwrap();
-    assert_eq!(space.meta, &sample_cascade());
-    assert_eq!((space.pieces.rows(), space.tools.rows()), (2, 3));
-    assert_eq!((space.skills.rows(), space.modes.rows()), (1, 1));
-    assert_eq!(space.pieces.row(1), unit(9).as_slice());
-    assert_eq!(space.tools.row(0), unit(10).as_slice());
-    assert_eq!(space.modes.row(0), unit(14).as_slice());
-}
-
-#[test]
-fn an_index_without_cascade_has_no_static_space() {
-    let mut w = sample_writer();
-    let mut plain = IndexWriter::new(DIM, [0xab; 16]);
-    let rows = |seeds: &[u32]| seeds.iter().flat_map(|&s| unit(s)).collect::<Vec<f32>>();
-    for (k, seeds) in [
-        (SectionKind::Tools, &[1, 2, 3][..]),
-        (SectionKind::Skills, &[4]),
-        (SectionKind::Modes, &[5]),
-        (SectionKind::Injections, &[6]),
-        (SectionKind::Benign, &[7]),
-    ] {
-        plain.matrix(k, rows(seeds)).unwrap();
-    }
-    let texts: Vec<String> = (0..7).map(|i| format!("t{i}")).collect();
-    plain.strings(texts).meta(&sample_meta()).unwrap();
-    let index = Index::from_bytes(&plain.to_bytes().unwrap(), &OpenOptions::new()).unwrap();
-    assert!(index.static_space().is_none());
-    assert!(plain.to_bytes().unwrap().len() < w.to_bytes().unwrap().len());
-    // Same content, same bytes, cascade included.
-    assert_eq!(w.to_bytes().unwrap(), sample_writer().to_bytes().unwrap());
-    w.meta(&sample_meta()).unwrap();
-}
-
-#[test]
-fn cascade_rows_must_cover_pieces_and_items() {
-    let mut w = sample_writer();
-    let rows: Vec<f32> = (0..6).flat_map(unit).collect();
-    w.cascade(rows, &sample_cascade()).unwrap();
-    assert_eq!(
-        cascade_err(&w),
-        "cascade: static_rows has 6 rows, expected 7 (2 pieces + the tools, skills and modes rows)"
-    );
-}
-
-#[test]
-fn cascade_piece_ids_must_ascend_and_weights_match() {
-    let rows: Vec<f32> = (8..15).flat_map(unit).collect();
-    let mut w = sample_writer();
-    w.cascade(rows.clone(), &CascadeMeta { piece_ids: vec![2023, 101], ..sample_cascade() })
-        .unwrap();
-    assert_eq!(cascade_err(&w), "cascade: piece ids are not strictly ascending at 2023 101");
-    let mut w = sample_writer();
-    w.cascade(rows.clone(), &CascadeMeta { piece_weights: vec![1.0], ..sample_cascade() }).unwrap();
-    assert_eq!(cascade_err(&w), "cascade: 1 piece weights for 2 pieces");
-    let mut w = sample_writer();
-    w.cascade(rows, &CascadeMeta { piece_weights: vec![1.0, f32::NAN], ..sample_cascade() })
-        .unwrap();
-    assert_eq!(cascade_err(&w), "cascade: piece weight NaN is not a finite non-negative number");
-}
-
-/// One suite, two ways in: from bytes in memory and through mmap of a written file.
 fn both_ways(bytes: &[u8], check: impl Fn(&Index)) {
     check(&Index::from_bytes(bytes, &OpenOptions::new()).unwrap());
     let dir = tempfile::tempdir().unwrap();
@@ -773,41 +476,4 @@ proptest! {
         let _ = Index::from_bytes(&b, &OpenOptions::new());
         let _ = Index::from_bytes(&b, OpenOptions::new().verify_payload(false));
     }
-}
-
-#[test]
-fn thinking_section_round_trips_and_is_checked() {
-    let b = sample_writer().to_bytes().unwrap();
-    let index = Index::from_bytes(&b, &OpenOptions::new()).unwrap();
-    assert_eq!(index.thinking(), Some(&sample_thinking()));
-    assert_eq!(index.matrix(SectionKind::ThinkingRows).rows(), 3);
-    // Rewriting through `from_index` keeps every byte.
-    assert_eq!(IndexWriter::from_index(&index).unwrap().to_bytes().unwrap(), b);
-
-    let mut bad = sample_thinking();
-    bad.modes[1].row_count = 1;
-    let mut w = sample_writer();
-    w.thinking(
-        (0..3)
-            .flat_map(|_| {
-                let mut r = vec![0.0f32; DIM];
-                r[0] = 1.0;
-                r
-            })
-            .collect(),
-        &bad,
-    )
-    .unwrap();
-    let err = Index::from_bytes(&w.to_bytes().unwrap(), &OpenOptions::new()).unwrap_err();
-    assert!(
-        err.to_string().contains("thinking: the modes claim 2 rows, thinking_rows has 3"),
-        "{err}"
-    );
-
-    let mut bad = sample_thinking();
-    bad.default_mode = "nope".into();
-    let mut w = sample_writer();
-    w.thinking(vec![0.0; 3 * DIM], &bad).unwrap();
-    let err = Index::from_bytes(&w.to_bytes().unwrap(), &OpenOptions::new()).unwrap_err();
-    assert!(err.to_string().contains("default mode \"nope\""), "{err}");
 }
