@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 mod commands;
 mod index_cmds;
+mod injection_report;
 mod measure;
 mod memory_cmds;
 mod serve;

@@ -144,6 +144,10 @@ pub struct InjectionArgs {
     /// Model [default: the one recorded in the index].
     #[arg(long)]
     pub model: Option<String>,
+    /// How many samples on the wrong side of the threshold to list, per side (missed
+    /// injections, flagged benign texts), the furthest from it first.
+    #[arg(long, default_value_t = 10)]
+    pub errors: usize,
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
@@ -315,7 +319,7 @@ fn cache_dir(given: Option<PathBuf>) -> PathBuf {
     given.unwrap_or_else(default_cache_dir)
 }
 
-fn table(rows: &[(&str, &BTreeMap<String, serde_json::Value>)]) {
+pub(crate) fn table(rows: &[(&str, &BTreeMap<String, serde_json::Value>)]) {
     let mut keys: Vec<&String> = rows.iter().flat_map(|(_, m)| m.keys()).collect();
     keys.sort();
     keys.dedup();
@@ -455,51 +459,13 @@ pub fn eval(a: EvalArgs) -> Result<()> {
         }
         EvalCommand::Injection(a) => {
             let model = load_model(&model_for_index(a.model.as_deref(), &a.index)?)?;
-            let cfg = InjectionEval { index: a.index, samples: a.samples };
+            let cfg = InjectionEval { index: a.index, samples: a.samples, max_errors: a.errors };
             let report = switchyard_eval::eval_injection(&cfg, model, &progress)?;
             bars.finish();
             if a.json {
                 return print_json(&report);
             }
-            println!(
-                "rule {}{} (threshold {:.3}){}, model {}, {:.1} pieces per sample",
-                report.rule,
-                if report.lexical_head { " (embedding + lexical n-grams)" } else { "" },
-                report.threshold,
-                report.fallback_reason.as_ref().map(|r| format!(": {r}")).unwrap_or_default(),
-                report.model.name,
-                report.mean_pieces
-            );
-            let flat = |f: &switchyard_eval::injection::Figures| flatten(f);
-            let overall = flat(&report.overall);
-            let contrast = flat(&report.contrast_rule);
-            let whole = flat(&report.whole_text_only);
-            let untriaged = flat(&report.without_triage);
-            let per: Vec<(String, BTreeMap<String, serde_json::Value>)> = report
-                .per_lang
-                .iter()
-                .map(|(l, f)| (format!("lang:{l}"), flat(f)))
-                .chain(report.per_kind.iter().map(|(k, f)| (format!("kind:{k}"), flat(f))))
-                .collect();
-            let mut rows = vec![
-                ("all", &overall),
-                ("contrast_rule", &contrast),
-                ("whole_text_only", &whole),
-                ("without_triage", &untriaged),
-            ];
-            rows.extend(per.iter().map(|(l, m)| (l.as_str(), m)));
-            table(&rows);
-            if !report.family_thresholds.is_empty() {
-                let by: Vec<String> =
-                    report.flagged_by.iter().map(|(h, n)| format!("{h} {n}")).collect();
-                println!("flagged by head: {}", by.join(", "));
-            }
-            if let Some(t) = &report.triage {
-                println!(
-                    "triage: {} of {} windows cleared unembedded (lexical floor {:.3}); {} samples flagged only with every window embedded ({} injections)",
-                    t.cleared, t.pieces, t.lexical_floor, t.flags_lost, t.injections_lost
-                );
-            }
+            crate::injection_report::print_injection_report(&report);
             Ok(())
         }
         EvalCommand::Thinking(a) => {
@@ -589,7 +555,7 @@ pub fn eval(a: EvalArgs) -> Result<()> {
 }
 
 /// One level of nesting folded into `outer.inner` keys, for the human table.
-fn flatten(value: &impl serde::Serialize) -> BTreeMap<String, serde_json::Value> {
+pub(crate) fn flatten(value: &impl serde::Serialize) -> BTreeMap<String, serde_json::Value> {
     let mut out = BTreeMap::new();
     if let Ok(serde_json::Value::Object(m)) = serde_json::to_value(value) {
         for (k, v) in m {

@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::time::Instant;
 use switchyard_embed::Embedder;
 use switchyard_memory::{EmbeddedEntry, screening_texts};
-use switchyard_router::{Router, RouterBuilder, ScreenEntry, Verdict};
+use switchyard_router::{PieceVerdict, Router, RouterBuilder, ScreenEntry, Verdict};
 
 /// One line of `samples.jsonl` (other fields are ignored).
 #[derive(Debug, Clone, Deserialize)]
@@ -46,6 +46,9 @@ pub struct InjectionEval {
     pub index: PathBuf,
     /// The samples.
     pub samples: PathBuf,
+    /// How many samples on the wrong side of the threshold the report lists, per side
+    /// (missed injections, flagged benign texts), the furthest from it first.
+    pub max_errors: usize,
 }
 
 /// Figures for one group of samples.
@@ -84,6 +87,40 @@ pub struct TriageFigures {
     pub flags_lost: usize,
     /// Of those, injections (label 1).
     pub injections_lost: usize,
+}
+
+/// A sample the deployed screen got wrong, for reading what it misses and what it drops.
+#[derive(Debug, Clone, Serialize)]
+pub struct ScreenError {
+    /// Its line in the samples file.
+    pub line: usize,
+    /// Its language, when the file gives one.
+    pub lang: Option<String>,
+    /// Its kind, when the file gives one.
+    pub kind: Option<String>,
+    /// Score less threshold: under 0 for a missed injection, at least 0 for a flagged benign
+    /// text.
+    pub margin: f32,
+    /// The start of the text (at most 160 characters).
+    pub text: String,
+    /// The piece that decided the verdict: the one that crossed the threshold, or the one that
+    /// came nearest to it.
+    pub decided_by: PieceVerdict,
+    /// The nearest attack pattern of the index.
+    pub nearest_attack: String,
+}
+
+/// The samples the deployed screen got wrong, the furthest from the threshold first.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ScreenErrors {
+    /// Injections (label 1) let through, of `missed_total`.
+    pub missed_injections: Vec<ScreenError>,
+    /// How many injections were let through in all.
+    pub missed_total: usize,
+    /// Benign texts (label 0) flagged, of `flagged_benign_total`.
+    pub flagged_benign: Vec<ScreenError>,
+    /// How many benign texts were flagged in all.
+    pub flagged_benign_total: usize,
 }
 
 /// The report of `eval injection`.
@@ -128,6 +165,8 @@ pub struct InjectionReport {
     pub per_lang: BTreeMap<String, Figures>,
     /// Per `kind`, deployed rule (when the set has kinds).
     pub per_kind: BTreeMap<String, Figures>,
+    /// The samples on the wrong side of the threshold (at most `max_errors` per side).
+    pub errors: ScreenErrors,
     /// Where the time went.
     pub timings: EvalTimings,
 }
@@ -153,12 +192,13 @@ pub fn eval_injection(
     progress: Progress<'_>,
 ) -> Result<InjectionReport> {
     let t0 = Instant::now();
-    let rows: Vec<SampleRow> = jsonl::read_jsonl(&cfg.samples)?;
-    for (i, r) in rows.iter().enumerate() {
+    let (lines, rows): (Vec<usize>, Vec<SampleRow>) =
+        jsonl::read_jsonl_numbered(&cfg.samples)?.into_iter().unzip();
+    for (&line, r) in lines.iter().zip(&rows) {
         if r.label > 1 {
             return Err(crate::EvalError::Invalid {
                 path: cfg.samples.clone(),
-                line: i + 1,
+                line,
                 field: "label",
                 message: format!("is {}; use 1 for an injection, 0 for benign", r.label),
             });
@@ -279,6 +319,7 @@ pub fn eval_injection(
     for v in deployed.iter().filter(|v| v.flagged) {
         *flagged_by.entry(v.head.clone().unwrap_or_else(|| v.rule.to_string())).or_default() += 1;
     }
+    let errors = screen_errors(&rows, &lines, &deployed, cfg.max_errors);
     let total_ms = t0.elapsed().as_secs_f64() * 1e3;
     Ok(InjectionReport {
         index: cfg.index.clone(),
@@ -300,6 +341,7 @@ pub fn eval_injection(
         triage,
         per_lang,
         per_kind,
+        errors,
         timings: EvalTimings {
             build_ms: 0.0,
             embed_ms,
@@ -309,6 +351,48 @@ pub fn eval_injection(
             per_second: rows.len() as f64 / (total_ms / 1e3),
         },
     })
+}
+
+/// The samples whose deployed verdict disagrees with their label, the furthest from the
+/// threshold first (ties in file order), at most `max` per side.
+fn screen_errors(
+    rows: &[SampleRow],
+    lines: &[usize],
+    verdicts: &[Verdict],
+    max: usize,
+) -> ScreenErrors {
+    let side = |injection: bool| {
+        let mut ids: Vec<usize> = (0..rows.len())
+            .filter(|&i| (rows[i].label == 1) == injection && verdicts[i].flagged != injection)
+            .collect();
+        let margin = |i: usize| verdicts[i].score - verdicts[i].threshold;
+        // Missed injections: the lowest margin first; flagged benign texts: the highest.
+        ids.sort_by(|&a, &b| {
+            let order = margin(a).total_cmp(&margin(b));
+            if injection { order } else { order.reverse() }.then(a.cmp(&b))
+        });
+        let total = ids.len();
+        let listed = ids
+            .into_iter()
+            .take(max)
+            .map(|i| {
+                let (r, v) = (&rows[i], &verdicts[i]);
+                ScreenError {
+                    line: lines[i],
+                    lang: r.lang.clone(),
+                    kind: r.kind.clone(),
+                    margin: round4(f64::from(margin(i))) as f32,
+                    text: r.text.chars().take(160).collect(),
+                    decided_by: v.decided_by.clone(),
+                    nearest_attack: v.nearest_attack.clone(),
+                }
+            })
+            .collect();
+        (listed, total)
+    };
+    let (missed_injections, missed_total) = side(true);
+    let (flagged_benign, flagged_benign_total) = side(false);
+    ScreenErrors { missed_injections, missed_total, flagged_benign, flagged_benign_total }
 }
 
 /// Verdicts in input order, screened in batches of 512.
