@@ -212,6 +212,7 @@ fn eval_tools_builds_and_reports_an_index_with_the_adapter_and_a_split() {
         lexical_weight: None,
         adapter,
         split: split.map(str::to_string),
+        max_errors: 10,
     };
     let run =
         |c| switchyard_eval::eval_tools(&c, Arc::clone(&model), &switchyard_eval::no_progress);

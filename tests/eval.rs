@@ -102,6 +102,7 @@ fn api_bank(model: &str) {
         lexical_weight: None,
         adapter: None,
         split: None,
+        max_errors: 10,
     };
     let r = switchyard_eval::eval_tools(&cfg, embedder, &no_progress).unwrap();
     let o = r.overall.as_ref().unwrap();
@@ -122,6 +123,13 @@ fn api_bank(model: &str) {
     let (deployed, cut) =
         (metric(&o.deployed, "recall@5"), metric(&o.hybrid_cut_at_max_results, "recall@5"));
     assert!(deployed >= cut - 0.03, "{model}: deployed recall@5 {deployed} vs ranking {cut}");
+    // What it got wrong is listed by line, each left-out tool really absent from the selection.
+    let e = &r.errors;
+    assert!(e.missed_total > 0 && e.misses.len() == e.missed_total.min(10), "{e:?}");
+    for m in &e.misses {
+        assert!(m.line >= 1 && !m.missing.is_empty(), "{m:?}");
+        assert!(m.missing.iter().all(|t| !m.selected.contains(&t.name)), "{m:?}");
+    }
     // The cascade never costs recall: where it answers, it agrees closely with the model.
     for k in ["recall@1", "recall@5"] {
         let (with, without) = (metric(&o.hybrid_cascade, k), metric(hybrid, k));
@@ -239,6 +247,7 @@ fn bad_rows_are_refused_naming_file_line_and_field() {
         lexical_weight: None,
         adapter: None,
         split: None,
+        max_errors: 10,
     };
     // A tool without a description (MCP servers ship such tools) is a warning, not an error.
     let r = switchyard_eval::eval_tools(&cfg, embedder.clone(), &no_progress).unwrap();

@@ -14,6 +14,7 @@ mod memory_cmds;
 mod serve;
 mod stream_cmds;
 mod think_cmd;
+mod tools_report;
 #[cfg(feature = "candle")]
 mod train;
 

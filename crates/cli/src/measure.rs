@@ -97,6 +97,10 @@ pub struct ToolsArgs {
     /// Only the queries whose `split` field is SPLIT (e.g. `test_out_domain`).
     #[arg(long)]
     pub split: Option<String>,
+    /// How many of the queries the deployed selection got wrong to list, the right tool ranked
+    /// furthest down first, and how many of the tools left out or picked wrongly most often.
+    #[arg(long, default_value_t = 10)]
+    pub errors: usize,
     /// Where built indexes are cached [default: $SWITCHYARD_CACHE_DIR or ~/.cache/switchyard].
     #[arg(long)]
     pub cache_dir: Option<PathBuf>,
@@ -356,58 +360,14 @@ pub fn eval(a: EvalArgs) -> Result<()> {
                 lexical_weight: a.lexical_weight,
                 adapter: read_adapter(a.adapter.as_deref())?,
                 split: a.split,
+                max_errors: a.errors,
             };
             let report = switchyard_eval::eval_tools(&cfg, model, &progress)?;
             bars.finish();
             if a.json {
                 return print_json(&report);
             }
-            println!(
-                "{} tools ({} without a description), {} queries ({} skipped, {} need no tool), model {}, {:.1} s",
-                report.dataset.tools,
-                report.dataset.warnings,
-                report.dataset.queries,
-                report.dataset.skipped_unknown_gold,
-                report.dataset.no_tool_queries,
-                report.model.name,
-                report.timings.total_ms / 1e3
-            );
-            if let Some(id) = &report.index.adapter {
-                println!("query adapter {id}: tools are scored in its space");
-            }
-            if let Some(f) = &report.selection {
-                println!(
-                    "fusion: lexical weight {:.2} ({}), gate z {:.3}, lexical gate {:.2}; deployed: {:.2} tools per query",
-                    f.lexical_weight,
-                    f.source,
-                    f.gate_z,
-                    f.lexical_gate,
-                    report.mean_selected_deployed
-                );
-            }
-            if let Some(r) = report.no_tool_selected_rate {
-                println!("no-tool queries that got a tool: {r:.3}");
-            }
-            let mut labels: Vec<String> = Vec::new();
-            let mut groups: Vec<(&str, &switchyard_eval::Compared)> = Vec::new();
-            if let Some(o) = &report.overall {
-                groups.push(("", o));
-            }
-            groups.extend(report.per_group.iter().map(|(k, c)| (k.as_str(), c)));
-            for (g, _) in &groups {
-                for side in ["dense", "bm25", "hybrid", "hybrid@max_results", "deployed"] {
-                    labels.push(if g.is_empty() { side.into() } else { format!("{g}: {side}") });
-                }
-            }
-            let mut rows = Vec::new();
-            for (i, (_, c)) in groups.iter().enumerate() {
-                let sides =
-                    [&c.dense, &c.bm25, &c.hybrid, &c.hybrid_cut_at_max_results, &c.deployed];
-                for (j, m) in sides.into_iter().enumerate() {
-                    rows.push((labels[i * 5 + j].as_str(), m));
-                }
-            }
-            table(&rows);
+            crate::tools_report::print_tools_report(&report);
             Ok(())
         }
         EvalCommand::Cases(a) => {

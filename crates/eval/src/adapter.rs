@@ -153,9 +153,15 @@ fn load_set(
         Some(cases) => {
             let catalog =
                 Catalog::load(&spec.folder).map_err(|e| EvalError::Build(Box::new(e.into())))?;
-            let rows: Vec<QueryRow> = jsonl::read_jsonl::<CaseRow>(cases)?
+            let rows: Vec<QueryRow> = jsonl::read_jsonl_numbered::<CaseRow>(cases)?
                 .into_iter()
-                .map(|c| QueryRow { query: c.task, gold: c.tools, lang: Some(c.lang), split: None })
+                .map(|(line, c)| QueryRow {
+                    line,
+                    query: c.task,
+                    gold: c.tools,
+                    lang: Some(c.lang),
+                    split: None,
+                })
                 .collect();
             (catalog, rows, spec.folder.join("tools.toml"), cases.clone())
         }
@@ -163,7 +169,7 @@ fn load_set(
             let tools_path = spec.folder.join("tools.jsonl");
             let queries_path = spec.folder.join("queries.jsonl");
             let catalog = load_tools(&tools_path)?;
-            let rows: Vec<QueryRow> = jsonl::read_jsonl(&queries_path)?;
+            let rows = crate::tools::read_queries(&queries_path)?;
             (catalog, rows, tools_path, queries_path)
         }
     };

@@ -43,6 +43,7 @@ pub mod injection;
 mod jsonl;
 pub mod metrics;
 mod thinking;
+pub mod tool_errors;
 mod tools;
 
 /// Progress callback: (stage, done, total). Called from worker threads.

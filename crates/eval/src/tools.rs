@@ -2,6 +2,7 @@
 //! router against a BM25 baseline in the same run.
 
 use crate::metrics::{RankingSummary, score_query};
+use crate::tool_errors::{ToolErrors, tool_errors};
 use crate::{Bm25, EvalError, Progress, Result, cache, embedding, jsonl};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashSet};
@@ -25,6 +26,9 @@ pub struct ToolRow {
 /// One line of `queries.jsonl` (other fields are ignored).
 #[derive(Debug, Clone, Deserialize)]
 pub struct QueryRow {
+    /// Its line in the file (set after reading).
+    #[serde(skip)]
+    pub line: usize,
     /// The user's request.
     pub query: String,
     /// The tools that answer it; empty for a query that needs no tool (such rows measure
@@ -58,6 +62,9 @@ pub struct ToolsEval {
     pub adapter: Option<switchyard_adapter::Adapter>,
     /// Only the queries whose `split` field is this (e.g. Seal-Tools' `test_out_domain`).
     pub split: Option<String>,
+    /// How many of the queries the deployed selection got wrong, and of the tools behind
+    /// them, the report lists ([`ToolErrors`]).
+    pub max_errors: usize,
 }
 
 /// (lead, coverage) requirements tried by the cascade sweep: the lead as a fraction of the
@@ -125,6 +132,8 @@ pub struct ToolsReport {
     pub overall: Option<Compared>,
     /// Per `lang:<tag>` when rows have one, and `multi-tool` (queries with several gold tools).
     pub per_group: BTreeMap<String, Compared>,
+    /// The queries the deployed selection got wrong, and the tools behind them.
+    pub errors: ToolErrors,
     /// Where the time went.
     pub timings: EvalTimings,
 }
@@ -247,7 +256,7 @@ pub fn eval_tools(
     let depth = kmax.max(10);
     let catalog = load_tools(&cfg.tools)?;
     let known: HashSet<&str> = catalog.tools.iter().map(|t| t.name.as_str()).collect();
-    let mut rows: Vec<QueryRow> = jsonl::read_jsonl(&cfg.queries)?;
+    let mut rows = read_queries(&cfg.queries)?;
     if let Some(split) = &cfg.split {
         rows.retain(|r| r.split.as_ref() == Some(split));
         if rows.is_empty() {
@@ -416,6 +425,7 @@ pub fn eval_tools(
         hybrid_cut_at_max_results: g[5].to_map(),
     };
     let overall = groups.get(&None).map(compared);
+    let errors = tool_errors(&rows, &ranked[1], &ranked[3], cfg.max_errors);
     let per_group =
         groups.iter().filter_map(|(k, g)| k.as_ref().map(|k| (k.clone(), compared(g)))).collect();
     let total_ms = t0.elapsed().as_secs_f64() * 1e3;
@@ -445,6 +455,7 @@ pub fn eval_tools(
         index,
         overall,
         per_group,
+        errors,
         timings: EvalTimings {
             build_ms,
             embed_ms,
@@ -454,6 +465,14 @@ pub fn eval_tools(
             per_second: n_all as f64 / (total_ms / 1e3),
         },
     })
+}
+
+/// The rows of a `queries.jsonl`, each with its line in the file.
+pub(crate) fn read_queries(path: &Path) -> Result<Vec<QueryRow>> {
+    Ok(jsonl::read_jsonl_numbered(path)?
+        .into_iter()
+        .map(|(line, row)| QueryRow { line, ..row })
+        .collect())
 }
 
 fn names(v: &[String]) -> Vec<&str> {
