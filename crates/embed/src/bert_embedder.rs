@@ -3,9 +3,10 @@ use crate::cpu::image::ImageKey;
 use crate::e5file::E5File;
 use crate::model::{ResolvedModel, WeightFormat};
 use crate::options::{EmbedOptions, EngineChoice};
+use crate::token_states::content_range;
 use crate::tokenize::{LoadSource, TextTokenizer};
 use crate::words::WordTable;
-use crate::{EmbedError, Embedder, ModelInfo, Pooling, Result};
+use crate::{EmbedError, Embedder, ModelInfo, Pooling, Result, TokenStates};
 use candle_core::{Device, Tensor};
 use std::path::PathBuf;
 
@@ -376,32 +377,98 @@ impl BertEmbedder {
         fast: &FastEncoder,
         ids: &[Vec<u32>],
     ) -> candle_core::Result<Vec<Vec<f32>>> {
-        // An empty text still has its special tokens; guard anyway so pooling never divides by 0.
-        let ids: Vec<Vec<u32>> =
-            ids.iter().map(|r| if r.is_empty() { vec![self.pad_id] } else { r.clone() }).collect();
+        let (ids, hidden) = self.fast_states(fast, ids)?;
         let h = fast.hidden();
-        let hidden = fast.forward(&ids)?;
         let mut out = Vec::with_capacity(ids.len());
         let mut row = 0;
         for r in &ids {
-            let rows = &hidden[row * h..(row + r.len()) * h];
-            let mut v = match self.info.pooling {
-                Pooling::Cls => rows[..h].to_vec(),
-                _ => {
-                    let mut acc = vec![0f32; h];
-                    for t in rows.chunks_exact(h) {
-                        for (a, x) in acc.iter_mut().zip(t) {
-                            *a += x;
-                        }
-                    }
-                    let n = r.len() as f32;
-                    acc.iter_mut().for_each(|a| *a /= n);
-                    acc
-                }
-            };
-            crate::l2_normalize(&mut v);
-            out.push(v);
+            out.push(self.pool(&hidden[row * h..(row + r.len()) * h], h));
             row += r.len();
+        }
+        Ok(out)
+    }
+
+    /// The fast engine's last hidden states, packed `[sum of lengths, hidden]`, with the ids
+    /// they belong to.
+    fn fast_states(
+        &self,
+        fast: &FastEncoder,
+        ids: &[Vec<u32>],
+    ) -> candle_core::Result<(Vec<Vec<u32>>, Vec<f32>)> {
+        // An empty text still has its special tokens; guard anyway so pooling never divides by 0.
+        let ids: Vec<Vec<u32>> =
+            ids.iter().map(|r| if r.is_empty() { vec![self.pad_id] } else { r.clone() }).collect();
+        let hidden = fast.forward(&ids)?;
+        Ok((ids, hidden))
+    }
+
+    /// One text's pooled unit vector from its `[tokens, h]` states.
+    fn pool(&self, rows: &[f32], h: usize) -> Vec<f32> {
+        let mut v = match self.info.pooling {
+            Pooling::Cls => rows[..h].to_vec(),
+            _ => {
+                let mut acc = vec![0f32; h];
+                for t in rows.chunks_exact(h) {
+                    for (a, x) in acc.iter_mut().zip(t) {
+                        *a += x;
+                    }
+                }
+                let n = (rows.len() / h) as f32;
+                acc.iter_mut().for_each(|a| *a /= n);
+                acc
+            }
+        };
+        crate::l2_normalize(&mut v);
+        v
+    }
+
+    /// [`Embedder::embed_with_tokens`] for this model: the fast engine keeps each text's states
+    /// from its batch's packed forward; the candle engine runs each text alone.
+    fn tokens_with_prefix(&self, prefix: &str, texts: &[&str]) -> Result<Vec<TokenStates>> {
+        let fail = |e: candle_core::Error| EmbedError::Forward {
+            model: self.info.name.clone(),
+            message: e.to_string(),
+        };
+        let frame = self.token_ids_with(prefix, "")?;
+        let ids =
+            texts.iter().map(|t| self.token_ids_with(prefix, t)).collect::<Result<Vec<_>>>()?;
+        let h = self.info.dim;
+        let mut out = Vec::with_capacity(ids.len());
+        let mut keep = |ids: &[u32], rows: &[f32], vector: Vec<f32>| {
+            let range = content_range(&frame, ids);
+            let mut states = rows[range.start * h..range.end * h].to_vec();
+            states.chunks_exact_mut(h).for_each(crate::l2_normalize);
+            out.push(TokenStates { vector, ids: ids[range].to_vec(), states });
+        };
+        match &self.encoder {
+            Engine::Fast(fast) => {
+                for chunk in ids.chunks(BATCH) {
+                    let (framed, hidden) = self.fast_states(fast, chunk).map_err(fail)?;
+                    let mut row = 0;
+                    for r in &framed {
+                        let rows = &hidden[row * h..(row + r.len()) * h];
+                        keep(r, rows, self.pool(rows, h));
+                        row += r.len();
+                    }
+                }
+            }
+            Engine::Candle(enc) => {
+                // The reference engine: a second pass per text for the vector keeps its bits
+                // those of `embed` (its pooling sums in another order than `pool`).
+                for r in &ids {
+                    let seq = r.len().max(1);
+                    let ids_t =
+                        Tensor::from_vec(r.clone(), (1, r.len()), &Device::Cpu).map_err(fail)?;
+                    let mask_t = Tensor::ones((1, seq), candle_core::DType::F32, &Device::Cpu)
+                        .map_err(fail)?;
+                    let hidden = enc.forward(&ids_t, &mask_t).map_err(fail)?;
+                    let rows: Vec<f32> =
+                        hidden.flatten_all().and_then(|t| t.to_vec1()).map_err(fail)?;
+                    let vector =
+                        self.forward_batch(std::slice::from_ref(r))?.pop().unwrap_or_default();
+                    keep(r, &rows, vector);
+                }
+            }
         }
         Ok(out)
     }
@@ -451,6 +518,15 @@ impl Embedder for BertEmbedder {
 
     fn count_tokens(&self, text: &str) -> Result<usize> {
         Ok(self.token_ids(text)?.len())
+    }
+
+    fn embed_with_tokens(
+        &self,
+        texts: &[&str],
+        documents: bool,
+    ) -> Result<Option<Vec<TokenStates>>> {
+        let prefix = if documents { &self.info.document_prefix } else { &self.info.prefix };
+        self.tokens_with_prefix(prefix, texts).map(Some)
     }
 
     fn piece_ids(&self, text: &str) -> Result<Option<Vec<u32>>> {

@@ -43,6 +43,7 @@ pub use crate::fingerprint::{Fingerprint, sha256_file, sha256_hex};
 pub use crate::hash_embedder::HashEmbedder;
 pub use crate::options::{EmbedOptions, EngineChoice, KernelChoice, SETTINGS, WeightsChoice};
 pub use crate::static_table::{Coverage, StaticTable};
+pub use crate::token_states::TokenStates;
 
 /// The matrix kernel in use: none without the `candle` feature (no transformer is compiled in).
 #[cfg(not(feature = "candle"))]
@@ -81,6 +82,7 @@ mod options;
 #[cfg(feature = "candle")]
 mod prepared;
 mod static_table;
+mod token_states;
 #[cfg(feature = "candle")]
 mod tokenize;
 #[cfg(feature = "candle")]
@@ -128,6 +130,20 @@ pub trait Embedder: Send + Sync {
     fn embed_pieces(&self, ids: &[u32]) -> Result<Vec<Vec<f32>>> {
         let _ = ids;
         Err(EmbedError::NoVocabulary { model: self.info().name.clone() })
+    }
+
+    /// Embeds texts and keeps the unit-length states of their content tokens (see
+    /// [`TokenStates`]), behind the document prefix when `documents` is true. Each vector is
+    /// bit for bit what [`Embedder::embed_batch`] or [`Embedder::embed_documents`] gives for the
+    /// text alone. `None` for an embedder without token states (a hash or static embedder).
+    /// Wrappers must forward it.
+    fn embed_with_tokens(
+        &self,
+        texts: &[&str],
+        documents: bool,
+    ) -> Result<Option<Vec<TokenStates>>> {
+        let _ = (texts, documents);
+        Ok(None)
     }
 
     /// The identity of the exact weights + tokenizer + pooling.
