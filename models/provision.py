@@ -73,6 +73,9 @@ MODELS = {
         "prefix": "query: ",
         # e5 was trained with "query: " on questions and "passage: " on the texts they find.
         "document_prefix": "passage: ",
+        # Its token states, compared one by one with a catalog item's, add to the pooled vector
+        # (benches/RESULTS.md, session 24); MiniLM's do not, so it keeps 0.
+        "late_interaction": 0.5,
         "pooling": "mean",
         "max_tokens": 512,
         "license": "MIT",
@@ -158,6 +161,7 @@ def model_toml(name, spec):
         *([f"document_prefix = {toml_str(spec['document_prefix'])}"] if "document_prefix" in spec else []),
         f"pooling = {toml_str(spec['pooling'])}",
         f"max_tokens = {spec['max_tokens']}",
+        *([f"late_interaction = {spec['late_interaction']}"] if "late_interaction" in spec else []),
         f"license = {toml_str(spec['license'])}",
         'attribution = "ATTRIBUTION"',
         "",

@@ -520,3 +520,49 @@ fn an_unsure_guess_of_a_question_goes_to_the_modes_whose_examples_ask_questions(
     assert_eq!((d.mode.as_str(), d.mode_source), ("fulfil", ModeSource::Default));
     assert_eq!(d.semantic_mode.unwrap().question, None);
 }
+
+/// Late interaction (e5-small, whose model gives it half the dense score): the default index
+/// keeps every tool's and skill's token states, one model run per task gives the vector and the
+/// task's token states together, each pick shows its late side, and a cache primed in a batch
+/// routes to the same picks without running the model. MiniLM's index has none.
+#[test]
+fn late_interaction_compares_the_task_with_each_item_token_by_token() {
+    let Some(model) = model_or_skip("e5-small") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let path = build(&default_catalog(), model.as_ref(), dir.path(), "e5.idx");
+    let index = switchyard_format::Index::open(&path, &Default::default()).unwrap();
+    let late = index.late().expect("an e5-small index keeps token states");
+    assert_eq!(late.blend, 0.5);
+    assert_eq!(late.tools.items(), index.meta().tools.len());
+    assert_eq!(late.skills.items(), index.meta().skills.len());
+    // Every tool has a card of several words, so several tokens.
+    assert!(late.tools.offsets.windows(2).all(|w| w[1] - w[0] >= 3), "{:?}", late.tools.offsets);
+
+    let counting = Counting::new(model.clone());
+    let router = RouterBuilder::new(&path).cascade(false).build(counting.clone()).unwrap();
+    let task = "o build não passa, roda os testes e me mostra o que falhou";
+    let d = router.route(task, &RouteOptions::default()).unwrap();
+    assert_eq!(counting.calls(), 1, "one model run gives the vector and the token states");
+    assert!(d.tools.iter().any(|t| t.name == "run_tests"), "{:?}", d.tools);
+    let sides: Vec<f32> = d.tools.iter().filter_map(|t| t.signals?.late).collect();
+    assert!(!sides.is_empty() && sides.iter().all(|l| (0.0..=1.0).contains(l)), "{:?}", d.tools);
+
+    let picks = |d: &switchyard_router::Decision| {
+        d.tools.iter().map(|t| (t.name.clone(), t.signals)).collect::<Vec<_>>()
+    };
+    let primed = RouterBuilder::new(&path).cascade(false).build(counting.clone()).unwrap();
+    let kept = model.embed_with_tokens(&[task], false).unwrap().unwrap().pop().unwrap();
+    primed.prime_cache_with_tokens(task, kept);
+    let again = primed.route(task, &RouteOptions::default()).unwrap();
+    assert_eq!(counting.calls(), 1, "a primed cache needs no model run");
+    assert_eq!(picks(&again), picks(&d));
+
+    let off = RouterBuilder::new(&path).cascade(false).late_interaction(false).build(model).unwrap();
+    let d = off.route(task, &RouteOptions::default()).unwrap();
+    assert!(d.tools.iter().all(|t| t.signals.is_none_or(|s| s.late.is_none())), "{:?}", d.tools);
+
+    let Some(minilm) = model_or_skip("minilm") else { return };
+    let path = build(&default_catalog(), minilm.as_ref(), dir.path(), "minilm.idx");
+    let index = switchyard_format::Index::open(&path, &Default::default()).unwrap();
+    assert!(index.late().is_none(), "MiniLM's token states add nothing; it keeps none");
+}

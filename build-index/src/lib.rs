@@ -19,6 +19,8 @@
 
 mod cascade;
 mod family;
+mod late;
+pub use crate::late::LATE_TOKEN_BUDGET;
 mod logistic;
 mod query_shift;
 mod screen;
@@ -541,6 +543,9 @@ pub fn build_bytes_with(
     w.selection(&selection)?
         .query_shift(&shift)?
         .mode_questions(&selection::mode_questions(catalog))?;
+    if let Some(late) = late::section(embedder, catalog)? {
+        w.late(&late)?;
+    }
     let sections = screen.into_sections();
     let (screen, screen_lexical, triage) = (sections.screen, sections.lexical, sections.triage);
     w.screen(&screen)?;
@@ -621,6 +626,9 @@ pub fn build_to_file(
         && existing.screen_triage().is_none_or(|t| t.max_miss == screen.options.triage_max_miss)
         && existing.screen_families().map_or(0.0, |f| f.family_fpr) == screen.options.family_fpr
         && existing.adapter().map(|a| a.id.clone()) == options.adapter.as_ref().map(|(_, a)| a.id())
+        // A catalog over the token budget has no late section whatever the model's share.
+        && existing.late().map_or(true, |l| l.blend == embedder.info().late_interaction.min(1.0))
+        && (embedder.info().late_interaction > 0.0 || existing.late().is_none())
     {
         return Ok(BuildOutcome::UpToDate { path: out.to_path_buf(), manifest_hash: hash });
     }

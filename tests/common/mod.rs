@@ -136,6 +136,14 @@ impl Embedder for Counting {
     fn embed_pieces(&self, ids: &[u32]) -> switchyard_embed::Result<Vec<Vec<f32>>> {
         self.inner.embed_pieces(ids)
     }
+    fn embed_with_tokens(
+        &self,
+        texts: &[&str],
+        documents: bool,
+    ) -> switchyard_embed::Result<Option<Vec<switchyard_embed::TokenStates>>> {
+        self.calls.fetch_add(texts.len(), Ordering::SeqCst);
+        self.inner.embed_with_tokens(texts, documents)
+    }
 }
 
 /// An embedder with a model's identity that always fails, or sleeps past any budget.

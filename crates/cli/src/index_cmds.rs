@@ -314,6 +314,11 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
         "query_shift": index.query_shift().map(|q| serde_json::json!({
             "strength": q.strength, "requests": q.requests,
         })),
+        "late": index.late().map(|l| serde_json::json!({
+            "blend": l.blend,
+            "tool_tokens": l.tools.scales.len(),
+            "skill_tokens": l.skills.scales.len(),
+        })),
         "adapter": index.adapter().map(|a| serde_json::json!({
             "id": a.id, "rank": a.rank, "trained_on": a.trained_on,
             "info": serde_json::from_str::<serde_json::Value>(&a.info_json).ok(),
@@ -413,6 +418,18 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
             q.strength, q.requests
         ),
         None => println!("shift      none (built before format 7)"),
+    }
+    match index.late() {
+        Some(l) => println!(
+            "late       {:.2} of the dense score compares tokens one by one ({} tool and {} skill tokens)",
+            l.blend,
+            l.tools.scales.len(),
+            l.skills.scales.len()
+        ),
+        None => println!(
+            "late       none (a model without a late-interaction share, a catalog over {} tokens, or built before format 11)",
+            switchyard_build_index::LATE_TOKEN_BUDGET
+        ),
     }
     match index.selection() {
         Some(sel) => {

@@ -24,6 +24,7 @@ impl HashEmbedder {
                 pooling: Pooling::Mean,
                 max_tokens: 512,
                 fingerprint,
+                late_interaction: 0.0,
             },
         }
     }

@@ -27,7 +27,7 @@ impl Pooling {
 }
 
 /// What every consumer needs to know about a loaded model.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModelInfo {
     /// Short or display name (`minilm`, `e5-small`, a repo id, a folder name).
     pub name: String,
@@ -45,6 +45,12 @@ pub struct ModelInfo {
     pub max_tokens: usize,
     /// Identity of the exact weights + tokenizer + pooling.
     pub fingerprint: Fingerprint,
+    /// Share of a catalog item's dense score given to late interaction (token states compared
+    /// one by one) in indexes built with this model; 0 turns it off. A property of the model:
+    /// measured on development sets, multilingual-e5's token states add to its pooled vector
+    /// and MiniLM's do not (`benches/RESULTS.md`, session 24).
+    #[serde(default)]
+    pub late_interaction: f32,
 }
 
 /// The on-disk weight layout of a model folder.
@@ -108,6 +114,10 @@ pub struct ModelSpec {
     pub pooling: Pooling,
     /// Token limit, specials included.
     pub max_tokens: usize,
+    /// Share of the dense score given to late interaction; absent: derived from `prefix`
+    /// (0.5 for the e5 family's `query: `, else 0). See [`ModelInfo::late_interaction`].
+    #[serde(default)]
+    pub late_interaction: Option<f32>,
     /// SPDX licence of the weights.
     pub license: String,
     /// File holding the licence text and attribution.
@@ -216,6 +226,10 @@ impl ResolvedModel {
             pooling: self.spec.pooling,
             max_tokens: self.spec.max_tokens,
             fingerprint: self.fingerprint(),
+            late_interaction: self
+                .spec
+                .late_interaction
+                .unwrap_or_else(|| late_interaction_for(&self.spec.prefix)),
         }
     }
 }
@@ -360,6 +374,7 @@ fn plain_hf_folder(dir: &Path, name: &str) -> Result<ResolvedModel> {
             document_prefix: None,
             pooling,
             max_tokens: st_max.unwrap_or(max_pos).min(max_pos),
+            late_interaction: None,
             license: "unknown".into(),
             attribution: String::new(),
             source: Vec::new(),
@@ -405,6 +420,13 @@ pub fn document_prefix_for(query_prefix: &str) -> String {
         "query: " => "passage: ".to_string(),
         other => other.to_string(),
     }
+}
+
+/// The late-interaction share of a model whose `model.toml` does not say: 0.5 for the e5
+/// family (its `query: ` prefix), whose token states gained on every development set but one,
+/// else 0.
+pub fn late_interaction_for(query_prefix: &str) -> f32 {
+    if query_prefix == "query: " { 0.5 } else { 0.0 }
 }
 
 #[cfg(test)]
@@ -463,6 +485,7 @@ tokenizer = { path = "tokenizer.json", sha256 = "00", bytes = 2 }
                 document_prefix: document_prefix.map(Into::into),
                 pooling: Pooling::Mean,
                 max_tokens: 16,
+                late_interaction: None,
                 license: "MIT".into(),
                 attribution: String::new(),
                 source: Vec::new(),

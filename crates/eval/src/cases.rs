@@ -237,15 +237,17 @@ pub fn eval_cases(
 
     let te = Instant::now();
     let texts: Vec<&str> = cases.iter().map(|c| c.task.as_str()).collect();
-    let vectors = embedding::embed_many(embedder.as_ref(), &texts, "embed tasks", progress)?;
+    let late = router.uses_late_interaction();
+    let embedded =
+        embedding::TaskEmbeddings::new(embedder.as_ref(), &texts, late, "embed tasks", progress)?;
     let embed_ms = te.elapsed().as_secs_f64() * 1e3;
 
     let tr = Instant::now();
     let mut scratch = Scratch::default();
     let mut route_all = |router: &switchyard_router::Router| -> Result<Vec<Decision>> {
         let mut out = Vec::with_capacity(cases.len());
-        for (c, v) in cases.iter().zip(&vectors) {
-            router.prime_cache(&c.task, v.clone());
+        for (i, c) in cases.iter().enumerate() {
+            embedded.prime(router, i, &c.task);
             out.push(router.route_with(&c.task, &RouteOptions::default(), &mut scratch)?);
         }
         Ok(out)

@@ -2,8 +2,10 @@
 //! to a length close to its own texts' (metatool's 20k queries embed about 2x faster so).
 
 use crate::{Progress, Result};
+use rayon::prelude::*;
 use switchyard_build_index::TextKind;
-use switchyard_embed::Embedder;
+use switchyard_embed::{Embedder, TokenStates};
+use switchyard_router::Router;
 
 /// Embeds queries in batches (in parallel across batches), returning vectors in input order.
 pub fn embed_many(
@@ -34,4 +36,68 @@ pub fn embed_many_as(
         out[i] = v;
     }
     Ok(out)
+}
+
+/// Tasks embedded once for every router of an evaluation: their vectors, and their token
+/// states when the index uses late interaction (a router primed with a vector alone would run
+/// the model again for the states).
+#[derive(Debug, Clone)]
+pub struct TaskEmbeddings {
+    /// One unit vector per task, in input order.
+    pub vectors: Vec<Vec<f32>>,
+    /// One set of token states per task, in input order; `None` without late interaction.
+    tokens: Option<Vec<TokenStates>>,
+}
+
+impl TaskEmbeddings {
+    /// Embeds `texts` as queries, keeping token states when `late` (and the model has them).
+    pub fn new(
+        embedder: &dyn Embedder,
+        texts: &[&str],
+        late: bool,
+        stage: &str,
+        progress: Progress<'_>,
+    ) -> Result<Self> {
+        if !late {
+            return Ok(Self {
+                vectors: embed_many(embedder, texts, stage, progress)?,
+                tokens: None,
+            });
+        }
+        let mut order: Vec<usize> = (0..texts.len()).collect();
+        order.sort_by_key(|&i| texts[i].chars().count());
+        let sorted: Vec<&str> = order.iter().map(|&i| texts[i]).collect();
+        let done = std::sync::atomic::AtomicUsize::new(0);
+        let chunks: Vec<Option<Vec<TokenStates>>> = sorted
+            .par_chunks(64)
+            .map(|chunk| {
+                let kept = embedder.embed_with_tokens(chunk, false)?;
+                let n = done.fetch_add(chunk.len(), std::sync::atomic::Ordering::Relaxed);
+                progress(stage, n + chunk.len(), texts.len());
+                Ok(kept)
+            })
+            .collect::<Result<_>>()?;
+        let Some(kept) = chunks.into_iter().collect::<Option<Vec<_>>>() else {
+            // The model keeps no token states: routers fall back to the vector alone.
+            return Ok(Self {
+                vectors: embed_many(embedder, texts, stage, progress)?,
+                tokens: None,
+            });
+        };
+        let mut tokens: Vec<Option<TokenStates>> = vec![None; texts.len()];
+        for (t, &i) in kept.into_iter().flatten().zip(&order) {
+            tokens[i] = Some(t);
+        }
+        let tokens: Vec<TokenStates> = tokens.into_iter().flatten().collect();
+        let vectors = tokens.iter().map(|t| t.vector.clone()).collect();
+        Ok(Self { vectors, tokens: Some(tokens) })
+    }
+
+    /// Puts task `i`'s embedding (and token states, when kept) in `router`'s cache.
+    pub fn prime(&self, router: &Router, i: usize, task: &str) {
+        match &self.tokens {
+            Some(tokens) => router.prime_cache_with_tokens(task, tokens[i].clone()),
+            None => router.prime_cache(task, self.vectors[i].clone()),
+        }
+    }
 }

@@ -89,7 +89,8 @@ pub struct FitReport {
 /// One case, embedded, with its labels.
 struct Case<'a> {
     row: &'a CaseRow,
-    vector: &'a [f32],
+    /// Its place in the fitter's embeddings.
+    at: usize,
 }
 
 fn recall(ranked: &[&str], gold: &[String], k: usize) -> f64 {
@@ -107,6 +108,7 @@ struct Fitter<'a> {
     path: &'a std::path::Path,
     embedder: Arc<dyn Embedder>,
     default_mode: String,
+    embedded: &'a embedding::TaskEmbeddings,
 }
 
 impl Fitter<'_> {
@@ -124,7 +126,7 @@ impl Fitter<'_> {
         cases
             .iter()
             .map(|c| {
-                router.prime_cache(&c.row.task, c.vector.to_vec());
+                self.embedded.prime(router, c.at, &c.row.task);
                 Ok(router.route_with(&c.row.task, &RouteOptions::default(), &mut scratch)?)
             })
             .collect()
@@ -259,13 +261,15 @@ pub fn fit(
         )));
     }
     let texts: Vec<&str> = rows.iter().map(|r| r.task.as_str()).collect();
-    let vectors = embedding::embed_many(embedder.as_ref(), &texts, "embed cases", progress)?;
-    let cases: Vec<Case<'_>> =
-        rows.iter().zip(&vectors).map(|(row, v)| Case { row, vector: v }).collect();
+    let late = index.late().is_some();
+    let embedded =
+        embedding::TaskEmbeddings::new(embedder.as_ref(), &texts, late, "embed cases", progress)?;
+    let cases: Vec<Case<'_>> = rows.iter().enumerate().map(|(at, row)| Case { row, at }).collect();
     let fitter = Fitter {
         path: &cfg.index,
         embedder: Arc::clone(&embedder),
         default_mode: index.meta().default_mode.clone(),
+        embedded: &embedded,
     };
     let before = FitParams {
         lexical_weight: selection.tools.lexical_weight,

@@ -299,7 +299,15 @@ pub fn eval_tools(
             .lexical_weight(weight)
             .build(Arc::clone(&embedder))
     };
-    let dense = ranker(Some(0.0), false)?;
+    // The dense column is the plain cosine ranking: no lexical side, no late interaction.
+    let dense = RouterBuilder::new(&index.path)
+        .max_tools(depth)
+        .max_results(depth)
+        .rank_all(true)
+        .cascade(false)
+        .lexical_weight(Some(0.0))
+        .late_interaction(false)
+        .build(Arc::clone(&embedder))?;
     let hybrid = ranker(cfg.lexical_weight, false)?;
     let hybrid_cascade = ranker(cfg.lexical_weight, true)?;
     // As deployed: the router's own defaults (gate, floor, max_results), cascade on.
@@ -314,7 +322,9 @@ pub fn eval_tools(
 
     let te = Instant::now();
     let texts: Vec<&str> = rows.iter().chain(&no_tool).map(|r| r.query.as_str()).collect();
-    let vectors = embedding::embed_many(embedder.as_ref(), &texts, "embed queries", progress)?;
+    let late = hybrid.uses_late_interaction();
+    let embedded =
+        embedding::TaskEmbeddings::new(embedder.as_ref(), &texts, late, "embed queries", progress)?;
     let embed_ms = te.elapsed().as_secs_f64() * 1e3;
 
     let tr = Instant::now();
@@ -323,9 +333,9 @@ pub fn eval_tools(
     let routers = [&dense, &hybrid, &hybrid_cascade, &deployed];
     let mut ranked: [Vec<Vec<String>>; 4] = Default::default();
     let mut static_answered = 0usize;
-    for (i, (row, v)) in rows.iter().zip(&vectors).enumerate() {
+    for (i, row) in rows.iter().enumerate() {
         for (k, r) in routers.iter().enumerate() {
-            r.prime_cache(&row.query, v.clone());
+            embedded.prime(r, i, &row.query);
             let d = r.route_with(&row.query, &options, &mut scratch)?;
             if k == 2 && d.answered_by == AnsweredBy::Static {
                 static_answered += 1;
@@ -337,8 +347,8 @@ pub fn eval_tools(
         }
     }
     let mut no_tool_selected = 0usize;
-    for (row, v) in no_tool.iter().zip(&vectors[rows.len()..]) {
-        deployed.prime_cache(&row.query, v.clone());
+    for (j, row) in no_tool.iter().enumerate() {
+        embedded.prime(&deployed, rows.len() + j, &row.query);
         let d = deployed.route_with(&row.query, &options, &mut scratch)?;
         no_tool_selected += (!d.tools.is_empty()) as usize;
     }
@@ -356,8 +366,8 @@ pub fn eval_tools(
             .build(Arc::clone(&embedder))?;
         let mut sum = RankingSummary::new(&ks);
         let (mut answered, mut agree) = (0usize, 0usize);
-        for (i, (row, v)) in rows.iter().zip(&vectors).enumerate() {
-            r.prime_cache(&row.query, v.clone());
+        for (i, row) in rows.iter().enumerate() {
+            embedded.prime(&r, i, &row.query);
             let d = r.route_with(&row.query, &options, &mut scratch)?;
             let names: Vec<&str> = d.tools.iter().map(|s| s.name.as_str()).collect();
             if d.answered_by == AnsweredBy::Static {

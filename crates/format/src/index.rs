@@ -4,9 +4,9 @@ use crate::layout::{
 };
 use crate::matrix::MatrixView;
 use crate::{
-    AdapterMeta, CascadeMeta, FormatError, IndexMeta, LexicalScreenMeta, ModeQuestionsMeta,
-    QueryShiftMeta, Result, ScreenFamiliesMeta, ScreenMeta, ScreenTriageMeta, SelectionMeta,
-    ThinkingMeta,
+    AdapterMeta, CascadeMeta, FormatError, IndexMeta, LateMeta, LexicalScreenMeta,
+    ModeQuestionsMeta, QueryShiftMeta, Result, ScreenFamiliesMeta, ScreenMeta, ScreenTriageMeta,
+    SelectionMeta, ThinkingMeta,
 };
 use std::path::{Path, PathBuf};
 
@@ -106,6 +106,7 @@ pub struct Index {
     screen_triage: Option<ScreenTriageMeta>,
     screen_families: Option<ScreenFamiliesMeta>,
     mode_questions: Option<ModeQuestionsMeta>,
+    late: Option<LateMeta>,
 }
 
 impl std::fmt::Debug for Index {
@@ -179,6 +180,7 @@ impl Index {
             decode_optional(optional(SectionKind::ScreenFamilies), ScreenFamiliesMeta::decode)?;
         let mode_questions =
             decode_optional(optional(SectionKind::ModeQuestions), ModeQuestionsMeta::decode)?;
+        let late = decode_optional(optional(SectionKind::Late), LateMeta::decode)?;
         let index = Self {
             path,
             storage,
@@ -195,6 +197,7 @@ impl Index {
             screen_triage,
             screen_families,
             mode_questions,
+            late,
         };
         index.check_strings()?;
         crate::section_checks::meta(&index)?;
@@ -207,6 +210,7 @@ impl Index {
         crate::section_checks::screen_triage(&index)?;
         crate::section_checks::screen_families(&index)?;
         crate::section_checks::mode_questions(&index)?;
+        crate::section_checks::late(&index)?;
         Ok(index)
     }
 
@@ -299,6 +303,12 @@ impl Index {
     /// 10 on; see [`ModeQuestionsMeta`]).
     pub fn mode_questions(&self) -> Option<&ModeQuestionsMeta> {
         self.mode_questions.as_ref()
+    }
+
+    /// Each tools and skills item's content-token states, for late interaction (version 11
+    /// on; see [`LateMeta`]).
+    pub fn late(&self) -> Option<&LateMeta> {
+        self.late.as_ref()
     }
 
     /// The thinking modes, when the index was built from a catalog with `thinking.toml`

@@ -3,7 +3,7 @@
 /// The first 8 bytes of every index.
 pub const MAGIC: [u8; 8] = *b"SWYDIDX\0";
 /// The version this build writes.
-pub const FORMAT_VERSION: u32 = 10;
+pub const FORMAT_VERSION: u32 = 11;
 /// The oldest version this build reads.
 pub const OLDEST_SUPPORTED_VERSION: u32 = 1;
 /// Every section starts on a multiple of this many bytes.
@@ -78,11 +78,14 @@ pub enum SectionKind {
     /// bincode-encoded [`crate::ModeQuestionsMeta`]: how many of each mode's examples ask a
     /// question (optional; version 10 on; only beside `Selection`).
     ModeQuestions,
+    /// bincode-encoded [`crate::LateMeta`]: the content-token states of each tools and skills
+    /// item, for late interaction (optional; version 11 on; only beside `Selection`).
+    Late,
 }
 
 impl SectionKind {
     /// Every kind in file order.
-    pub const ALL: [SectionKind; 20] = [
+    pub const ALL: [SectionKind; 21] = [
         SectionKind::Tools,
         SectionKind::Skills,
         SectionKind::Modes,
@@ -103,6 +106,7 @@ impl SectionKind {
         SectionKind::ScreenTriage,
         SectionKind::ScreenFamilies,
         SectionKind::ModeQuestions,
+        SectionKind::Late,
     ];
 
     /// The matrix kinds.
@@ -137,6 +141,7 @@ impl SectionKind {
             SectionKind::ScreenTriage => 18,
             SectionKind::ScreenFamilies => 19,
             SectionKind::ModeQuestions => 20,
+            SectionKind::Late => 21,
         }
     }
 
@@ -168,6 +173,7 @@ impl SectionKind {
             SectionKind::ScreenTriage => "screen_triage",
             SectionKind::ScreenFamilies => "screen_families",
             SectionKind::ModeQuestions => "mode_questions",
+            SectionKind::Late => "late",
         }
     }
 
@@ -185,7 +191,8 @@ impl SectionKind {
             | SectionKind::QueryShift
             | SectionKind::ScreenTriage
             | SectionKind::ScreenFamilies
-            | SectionKind::ModeQuestions => Dtype::U8,
+            | SectionKind::ModeQuestions
+            | SectionKind::Late => Dtype::U8,
             SectionKind::StringOffsets => Dtype::U32,
             _ => Dtype::F32,
         }

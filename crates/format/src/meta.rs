@@ -491,6 +491,54 @@ pub struct ModeQuestionsMeta {
 
 bincode_codec!(ModeQuestionsMeta, "mode questions metadata");
 
+/// Late interaction (optional section, version 11 on, only beside a selection section): the
+/// states of each tools and skills item's content tokens, kept from the forward passes that
+/// embedded its rows. The router compares the task's token states with them (for each task
+/// token, its best cosine with any of the item's tokens, averaged with IDF weights) and gives
+/// that late score `blend` of the dense side of the fusion. Pooling averages a short task and a
+/// one-line description into vectors that can disagree where single words agree ("reembolso"
+/// and "refund"); token states keep those words.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LateMeta {
+    /// Share of the dense side given to the late score (0..=1; the rest stays the cosine).
+    pub blend: f32,
+    /// Width of each state (the index's dimension).
+    pub dim: u32,
+    /// The tools' token states, item by item in catalog order.
+    pub tools: LateItems,
+    /// The skills' token states, item by item in catalog order.
+    pub skills: LateItems,
+}
+
+/// The token states of one kind of item.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct LateItems {
+    /// Item `i`'s tokens are `offsets[i]..offsets[i + 1]` (one more offset than items).
+    pub offsets: Vec<u32>,
+    /// Each token's unit-length state, rounded to `i8` after dividing by its scale
+    /// (`dim` values per token).
+    pub states: Vec<i8>,
+    /// One scale per token: the state is `scale * states[token]`.
+    pub scales: Vec<f32>,
+    /// `(token id, number of items holding it)`, sorted by id: a token every item holds says
+    /// little about any of them.
+    pub doc_freq: Vec<(u32, u32)>,
+}
+
+impl LateItems {
+    /// Number of items.
+    pub fn items(&self) -> usize {
+        self.offsets.len().saturating_sub(1)
+    }
+
+    /// How many items hold token `id` (0 for a token no item holds).
+    pub fn doc_freq(&self, id: u32) -> u32 {
+        self.doc_freq.binary_search_by_key(&id, |&(t, _)| t).map_or(0, |i| self.doc_freq[i].1)
+    }
+}
+
+bincode_codec!(LateMeta, "late interaction metadata");
+
 /// The query adapter the index was built with (optional section, version 4 on): the tools and
 /// skills rows are stored already mapped by it, and the router maps the task vector with it
 /// before scoring them. See `switchyard-adapter` for the map.

@@ -1,6 +1,6 @@
 //! Consistency checks run when an index opens, after the header and section table checks: the
 //! metadata against the matrices, then the optional sections (`cascade`, `selection`, `screen`,
-//! `adapter`, `thinking`, `query_shift`, `screen_triage`, `screen_families`, `mode_questions`).
+//! `adapter`, `thinking`, `query_shift`, `screen_triage`, `screen_families`, `mode_questions`, `late`).
 
 use crate::{FormatError, Index, Result, SectionKind};
 
@@ -426,6 +426,53 @@ pub(crate) fn mode_questions(index: &Index) -> Result<()> {
                 "mode {} has {} questions among {} examples",
                 m.name, c.questions, c.examples
             )));
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn late(index: &Index) -> Result<()> {
+    let Some(late) = index.late() else { return Ok(()) };
+    let bad = |message: String| FormatError::BadMeta {
+        path: index.path().to_path_buf(),
+        message: format!("late: {message}"),
+    };
+    if index.selection().is_none() {
+        return Err(bad("present without a selection section".into()));
+    }
+    if !(0.0..=1.0).contains(&late.blend) {
+        return Err(bad(format!("blend {} is outside 0..=1", late.blend)));
+    }
+    if late.dim as usize != index.dim() {
+        return Err(bad(format!("states are {} wide in an index of {}", late.dim, index.dim())));
+    }
+    let dim = late.dim as usize;
+    for (what, items, expected) in [
+        ("tools", &late.tools, index.meta().tools.len()),
+        ("skills", &late.skills, index.meta().skills.len()),
+    ] {
+        if items.items() != expected || items.offsets.first().is_some_and(|&o| o != 0) {
+            return Err(bad(format!(
+                "{} {what} offsets for {expected} {what}",
+                items.offsets.len()
+            )));
+        }
+        if items.offsets.windows(2).any(|w| w[0] > w[1]) {
+            return Err(bad(format!("{what} offsets go backwards")));
+        }
+        let tokens = items.offsets.last().copied().unwrap_or(0) as usize;
+        if items.scales.len() != tokens || items.states.len() != tokens * dim {
+            return Err(bad(format!(
+                "{what}: {tokens} tokens but {} scales and {} values",
+                items.scales.len(),
+                items.states.len()
+            )));
+        }
+        if items.scales.iter().any(|s| !s.is_finite() || *s < 0.0) {
+            return Err(bad(format!("a {what} scale is not a finite, non-negative number")));
+        }
+        if items.doc_freq.windows(2).any(|w| w[0].0 >= w[1].0) {
+            return Err(bad(format!("{what} token frequencies are not sorted by id")));
         }
     }
     Ok(())

@@ -26,6 +26,7 @@ pub struct IndexWriter {
     screen_triage: Option<Vec<u8>>,
     screen_families: Option<Vec<u8>>,
     mode_questions: Option<Vec<u8>>,
+    late: Option<Vec<u8>>,
 }
 
 impl IndexWriter {
@@ -47,6 +48,7 @@ impl IndexWriter {
             screen_triage: None,
             screen_families: None,
             mode_questions: None,
+            late: None,
         }
     }
 
@@ -130,6 +132,9 @@ impl IndexWriter {
         if let Some(questions) = index.mode_questions() {
             w.mode_questions(questions)?;
         }
+        if let Some(late) = index.late() {
+            w.late(late)?;
+        }
         Ok(w)
     }
 
@@ -187,6 +192,13 @@ impl IndexWriter {
     /// section).
     pub fn mode_questions(&mut self, meta: &crate::ModeQuestionsMeta) -> Result<&mut Self> {
         self.mode_questions = Some(meta.encode()?);
+        Ok(self)
+    }
+
+    /// Sets the items' token states for late interaction (written only beside a selection
+    /// section).
+    pub fn late(&mut self, meta: &crate::LateMeta) -> Result<&mut Self> {
+        self.late = Some(meta.encode()?);
         Ok(self)
     }
 
@@ -303,6 +315,14 @@ impl IndexWriter {
                 ));
             }
             payloads.push((SectionKind::ModeQuestions, questions.clone(), 0, 0, 0));
+        }
+        if let Some(late) = &self.late {
+            if self.selection.is_none() {
+                return Err(FormatError::InvalidInput(
+                    "late interaction was set without a selection section".into(),
+                ));
+            }
+            payloads.push((SectionKind::Late, late.clone(), 0, 0, 0));
         }
 
         let count = payloads.len();

@@ -11,27 +11,61 @@
 pub struct Fused {
     /// Dense side, 0..=1 (1 = the task's best dense item, 0 = its worst).
     pub dense: f32,
+    /// Late-interaction side, 0..=1 like `dense`; `None` without token states.
+    pub late: Option<f32>,
     /// Lexical side, 0..=1 (1 = the task's best BM25 item; 0 when no term matches).
     pub lexical: f32,
-    /// `(1 - weight) * dense + weight * lexical`.
+    /// `(1 - weight) * dense + weight * lexical`, where `dense` is
+    /// `(1 - blend) * dense + blend * late` when there is a late side.
     pub score: f32,
+}
+
+/// `scores` min-max scaled over the task's items into `out` (0 for all when they are equal or
+/// none is finite).
+fn min_max_into(scores: &[f32], out: &mut Vec<f32>) {
+    let (lo, hi) = scores
+        .iter()
+        .filter(|x| x.is_finite())
+        .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+    let span = hi - lo;
+    out.clear();
+    out.extend(
+        scores.iter().map(|&d| if span > 0.0 && d.is_finite() { (d - lo) / span } else { 0.0 }),
+    );
+}
+
+/// [`fuse_into`] with a late-interaction side: the dense side is `(1 - blend)` of the cosines
+/// and `blend` of the late scores, each min-max scaled over the task's items on its own.
+pub fn fuse_late_into(
+    dense: &[f32],
+    late: &[f32],
+    blend: f32,
+    bm25: &[f32],
+    weight: f32,
+    out: &mut Vec<Fused>,
+) {
+    debug_assert_eq!(dense.len(), late.len());
+    fuse_into(dense, bm25, weight, out);
+    let mut scaled = Vec::with_capacity(late.len());
+    min_max_into(late, &mut scaled);
+    for (f, &l) in out.iter_mut().zip(&scaled) {
+        let dense_side = (1.0 - blend) * f.dense + blend * l;
+        f.late = Some(l);
+        f.score = (1.0 - weight) * dense_side + weight * f.lexical;
+    }
 }
 
 /// Fuses per-item dense scores (cosines) and BM25 scores into `out`, with `weight` on the
 /// lexical side.
 pub fn fuse_into(dense: &[f32], bm25: &[f32], weight: f32, out: &mut Vec<Fused>) {
     debug_assert_eq!(dense.len(), bm25.len());
-    let (lo, hi) = dense
-        .iter()
-        .filter(|x| x.is_finite())
-        .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &x| (lo.min(x), hi.max(x)));
-    let span = hi - lo;
+    let mut scaled = Vec::with_capacity(dense.len());
+    min_max_into(dense, &mut scaled);
     let lexical_max = bm25.iter().copied().fold(0.0f32, f32::max);
     out.clear();
-    out.extend(dense.iter().zip(bm25).map(|(&d, &b)| {
-        let dense = if span > 0.0 && d.is_finite() { (d - lo) / span } else { 0.0 };
+    out.extend(scaled.iter().zip(bm25).map(|(&dense, &b)| {
         let lexical = if lexical_max > 0.0 { (b / lexical_max).min(1.0) } else { 0.0 };
-        Fused { dense, lexical, score: (1.0 - weight) * dense + weight * lexical }
+        Fused { dense, late: None, lexical, score: (1.0 - weight) * dense + weight * lexical }
     }));
 }
 
@@ -62,9 +96,9 @@ mod tests {
     fn each_side_is_scaled_to_the_tasks_best_item() {
         let mut out = Vec::new();
         fuse_into(&[0.9, 0.7, 0.5], &[0.0, 6.0, 3.0], 0.5, &mut out);
-        assert_eq!(out[0], Fused { dense: 1.0, lexical: 0.0, score: 0.5 });
+        assert_eq!(out[0], Fused { dense: 1.0, late: None, lexical: 0.0, score: 0.5 });
         assert!((out[1].dense - 0.5).abs() < 1e-6 && out[1].lexical == 1.0);
-        assert_eq!(out[2], Fused { dense: 0.0, lexical: 0.5, score: 0.25 });
+        assert_eq!(out[2], Fused { dense: 0.0, late: None, lexical: 0.5, score: 0.25 });
     }
 
     #[test]
@@ -74,6 +108,24 @@ mod tests {
         assert!(out[0].score > out[1].score);
         fuse_into(&[0.9, 0.3], &[1.0, 5.0], 1.0, &mut out);
         assert!(out[0].score < out[1].score);
+    }
+
+    #[test]
+    fn the_late_side_takes_its_share_of_the_dense_side() {
+        let mut out = Vec::new();
+        // Cosines prefer item 0, late scores item 1; lexical says nothing.
+        let (dense, late, bm25) = ([0.9, 0.5], [0.6, 0.8], [0.0, 0.0]);
+        fuse_late_into(&dense, &late, 0.5, &bm25, 0.3, &mut out);
+        assert_eq!(out[0].late, Some(0.0));
+        assert_eq!(out[1].late, Some(1.0));
+        assert!((out[0].score - 0.35).abs() < 1e-6 && (out[1].score - 0.35).abs() < 1e-6);
+        // Blend 0 is the plain fusion, blend 1 ranks the dense side by the late scores alone.
+        let mut plain = Vec::new();
+        fuse_into(&dense, &bm25, 0.3, &mut plain);
+        fuse_late_into(&dense, &late, 0.0, &bm25, 0.3, &mut out);
+        assert!(out.iter().zip(&plain).all(|(a, b)| a.score == b.score));
+        fuse_late_into(&dense, &late, 1.0, &bm25, 0.3, &mut out);
+        assert!(out[1].score > out[0].score);
     }
 
     #[test]

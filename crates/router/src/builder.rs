@@ -54,6 +54,8 @@ pub(crate) struct RouterConfig {
     /// Whether an unsure semantic guess of a question may go to the modes whose examples ask
     /// questions (the index's `mode_questions` section).
     pub(crate) question_modes: bool,
+    /// Whether the index's late section takes its share of the dense score.
+    pub(crate) late_interaction: bool,
 }
 
 impl Default for RouterConfig {
@@ -82,6 +84,7 @@ impl Default for RouterConfig {
             semantic_margin: None,
             query_shift: true,
             question_modes: true,
+            late_interaction: true,
         }
     }
 }
@@ -166,6 +169,10 @@ impl RouterBuilder {
         /// examples do (the index's `mode_questions` section, written by the builder since
         /// format version 10; default true, for comparisons).
         question_modes: bool => question_modes);
+    setter!(/// Whether a task's token states are compared with each tool's and skill's (the
+        /// index's `late` section, written by the builder since format version 11 for models
+        /// with a late-interaction share; default true, for comparisons).
+        late_interaction: bool => late_interaction);
 
     /// Opens the index, checks the model fingerprint and precomputes the per-item tables.
     pub fn build(&self, embedder: Arc<dyn Embedder>) -> Result<Router> {

@@ -136,6 +136,10 @@ pub struct GateCheck {
 pub struct Signals {
     /// Dense side, 0..=1 (1 = the task's best dense item).
     pub dense: f32,
+    /// Late-interaction side, 0..=1 (1 = the task's best item token by token), which takes
+    /// the index's share of the dense side; absent on indexes without token states.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub late: Option<f32>,
     /// Lexical side, 0..=1 (1 = the task's best BM25 item).
     pub lexical: f32,
     /// The fused score the item was ranked by (before any mode penalty).

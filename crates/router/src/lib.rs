@@ -48,6 +48,7 @@ mod decision;
 mod error;
 pub mod kernels;
 pub mod keywords;
+mod late;
 mod mode;
 mod router;
 mod screen;

@@ -13,7 +13,7 @@ use std::num::NonZeroUsize;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
-use switchyard_embed::Embedder;
+use switchyard_embed::{Embedder, TokenStates};
 use switchyard_format::{Index, ItemMeta, MatrixView, SectionKind};
 use switchyard_lexical::{Bm25Scorer, Fused, LexicalScores, analyze};
 
@@ -60,6 +60,20 @@ pub struct Scratch {
     pub(crate) z: Vec<f32>,
     pub(crate) lexical: LexicalScores,
     pub(crate) fused: Vec<Fused>,
+    /// The task's content-token states, when the index has a late section and the model gave
+    /// them (set per route).
+    pub(crate) task_tokens: Option<Arc<TokenStates>>,
+    /// Per item: the late score; and per task token, its best cosine in the current item.
+    pub(crate) late: Vec<f32>,
+    pub(crate) late_best: Vec<f32>,
+}
+
+/// A task's embedding as the cache keeps it: the vector, and its token states when the index
+/// uses late interaction.
+#[derive(Debug, Clone)]
+struct Embedded {
+    vector: Arc<[f32]>,
+    tokens: Option<Arc<TokenStates>>,
 }
 
 /// Options of one routing call.
@@ -89,7 +103,7 @@ pub struct Router {
     pub(crate) tool_agreement: bool,
     /// The query adapter the index's tools and skills rows were mapped with.
     adapter: Option<switchyard_adapter::Adapter>,
-    cache: Option<Mutex<LruCache<String, Arc<[f32]>>>>,
+    cache: Option<Mutex<LruCache<String, Embedded>>>,
     /// The screen's triage, made on first use (it copies the lexical head's weights).
     pub(crate) triage: std::sync::OnceLock<Option<switchyard_lexical::LexicalTriage>>,
 }
@@ -296,6 +310,7 @@ impl Router {
         // One embedding, shared by every lookup below and handed to the caller; or, for an
         // easy task, the cascade's static embedding and no model run at all.
         let te = Instant::now();
+        scratch.task_tokens = None;
         let mut cascade = None;
         let mut static_vec = None;
         let tc = Instant::now();
@@ -311,7 +326,10 @@ impl Router {
             (self.peek_cache(task), None)
         } else {
             match self.embed_task(task, &mut metrics) {
-                Ok(e) => (Some(e), None),
+                Ok(e) => {
+                    scratch.task_tokens = e.tokens;
+                    (Some(e.vector), None)
+                }
                 Err(reason) => {
                     tracing::warn!(%reason, "no task embedding; routing on keywords and words alone");
                     (None, Some(reason))
@@ -484,7 +502,7 @@ impl Router {
 
     /// The task's model embedding if it is in the cache.
     pub(crate) fn peek_cache(&self, task: &str) -> Option<Arc<[f32]>> {
-        self.cache.as_ref()?.lock().ok()?.peek(task).cloned()
+        Some(Arc::clone(&self.cache.as_ref()?.lock().ok()?.peek(task)?.vector))
     }
 
     pub(crate) fn matrix_of(&self, kind: SectionKind, space: Space) -> MatrixView<'_> {
@@ -498,21 +516,34 @@ impl Router {
         }
     }
 
-    /// Gets the task's embedding from the cache or the model, within the time budget.
+    /// Gets the task's embedding (and, for late interaction, its token states) from the cache
+    /// or the model, within the time budget.
     fn embed_task(
         &self,
         task: &str,
         metrics: &mut Metrics,
-    ) -> std::result::Result<Arc<[f32]>, String> {
+    ) -> std::result::Result<Embedded, String> {
+        let late = self.index.late().is_some() && self.config.late_interaction;
         if let Some(cache) = &self.cache
             && let Some(hit) = cache.lock().ok().and_then(|mut c| c.get(task).cloned())
+            && (hit.tokens.is_some() || !late)
         {
             metrics.cache_hit = true;
             return Ok(hit);
         }
         metrics.embedding_calls += 1;
-        let result: std::result::Result<Vec<f32>, String> = match self.config.embed_budget {
-            None => self.embedder.embed(task).map_err(|e| format!("embedder failed: {e}")),
+        let embed = move |embedder: &dyn Embedder, text: &str| -> EmbedResult {
+            let fail = |e: switchyard_embed::EmbedError| format!("embedder failed: {e}");
+            if late
+                && let Some(mut kept) = embedder.embed_with_tokens(&[text], false).map_err(fail)?
+            {
+                let tokens = kept.pop().ok_or("embedder returned no token states")?;
+                return Ok((tokens.vector.clone(), Some(tokens)));
+            }
+            Ok((embedder.embed(text).map_err(fail)?, None))
+        };
+        let result: EmbedResult = match self.config.embed_budget {
+            None => embed(self.embedder.as_ref(), task),
             Some(budget) => {
                 // The model cannot be interrupted, so it runs on its own thread; when it is
                 // late we answer without it, and its result still lands in the cache.
@@ -520,15 +551,14 @@ impl Router {
                 let embedder = Arc::clone(&self.embedder);
                 let text = task.to_string();
                 std::thread::spawn(move || {
-                    let _ =
-                        tx.send(embedder.embed(&text).map_err(|e| format!("embedder failed: {e}")));
+                    let _ = tx.send(embed(embedder.as_ref(), &text));
                 });
                 rx.recv_timeout(budget).unwrap_or_else(|_| {
                     Err(format!("embedder exceeded the {} ms budget", budget.as_millis()))
                 })
             }
         };
-        let v = result?;
+        let (v, tokens) = result?;
         if v.len() != self.index.dim() || v.iter().any(|x| !x.is_finite()) {
             return Err(format!(
                 "embedder returned an unusable vector ({} values, index dim {})",
@@ -536,19 +566,24 @@ impl Router {
                 self.index.dim()
             ));
         }
-        let v: Arc<[f32]> = v.into();
+        // Unusable token states only cost the late side, never the route.
+        let tokens = tokens
+            .filter(|t| t.dim() == self.index.dim() && t.states.iter().all(|x| x.is_finite()))
+            .map(Arc::new);
+        let embedded = Embedded { vector: v.into(), tokens };
         if let Some(cache) = &self.cache
             && let Ok(mut c) = cache.lock()
         {
-            c.put(task.to_string(), Arc::clone(&v));
+            c.put(task.to_string(), embedded.clone());
         }
-        Ok(v)
+        Ok(embedded)
     }
 
     /// The task's model embedding (from the cache, else one model run, then cached): for
     /// lookups in the model's space after the cascade answered the routing statically.
     pub fn task_embedding(&self, task: &str) -> Result<Arc<[f32]>> {
         self.embed_task(task, &mut Metrics::default())
+            .map(|e| e.vector)
             .map_err(|message| RouteError::Embedding { message })
     }
 
@@ -557,8 +592,26 @@ impl Router {
         if let Some(cache) = &self.cache
             && let Ok(mut c) = cache.lock()
         {
-            c.put(task.to_string(), embedding.into());
+            c.put(task.to_string(), Embedded { vector: embedding.into(), tokens: None });
         }
+    }
+
+    /// Puts a precomputed task embedding with its token states in the cache (one made in a
+    /// batch by [`Embedder::embed_with_tokens`]), so late interaction needs no model run.
+    pub fn prime_cache_with_tokens(&self, task: &str, tokens: TokenStates) {
+        if let Some(cache) = &self.cache
+            && let Ok(mut c) = cache.lock()
+        {
+            let vector = tokens.vector.clone().into();
+            c.put(task.to_string(), Embedded { vector, tokens: Some(Arc::new(tokens)) });
+        }
+    }
+
+    /// Whether routes use late interaction: the index has token states for its items and the
+    /// configuration leaves it on. A caller priming the cache in batches should then prime it
+    /// with [`Router::prime_cache_with_tokens`].
+    pub fn uses_late_interaction(&self) -> bool {
+        self.index.late().is_some() && self.config.late_interaction
     }
 
     /// The fingerprint-checked path of the index.
@@ -566,6 +619,9 @@ impl Router {
         self.index.path()
     }
 }
+
+/// A task's vector and, when asked for and given, its token states; or why there is none.
+type EmbedResult = std::result::Result<(Vec<f32>, Option<TokenStates>), String>;
 
 fn ms(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3

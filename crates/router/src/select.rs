@@ -13,7 +13,7 @@ use crate::decision::{DropReason, Dropped, GateCheck, Selected, SelectedBy, Sign
 use crate::kernels;
 use crate::router::{ItemTable, Pick, Router, Scratch, Space};
 use switchyard_format::{FusionMeta, ItemMeta, SectionKind};
-use switchyard_lexical::{fuse_into, standard_scores_into};
+use switchyard_lexical::{fuse_into, fuse_late_into, standard_scores_into};
 
 /// What one hybrid selection needs besides the table.
 pub(crate) struct HybridInput<'a> {
@@ -73,6 +73,7 @@ impl Router {
             let f = scratch.fused[i];
             Some(Signals {
                 dense: f.dense,
+                late: f.late,
                 lexical: f.lexical,
                 fused: f.score,
                 outside_mode: !in_mode(i),
@@ -197,7 +198,34 @@ impl Router {
         // Lexical, then the fusion.
         scorer.score(lexical, terms, &mut scratch.lexical);
         let weight = self.config.lexical_weight.unwrap_or(fusion.lexical_weight);
-        fuse_into(&scratch.cosines, &scratch.lexical.bm25, weight, &mut scratch.fused);
+        // Late interaction, in the model's space only (the static space has no token states).
+        let late =
+            self.index.late().filter(|_| space == Space::Model && self.config.late_interaction);
+        let task_tokens = late.and_then(|l| {
+            let items = if table.kind == SectionKind::Tools { &l.tools } else { &l.skills };
+            let tokens = crate::late::TaskTokens::new(scratch.task_tokens.as_deref()?, items)?;
+            Some((l, items, tokens))
+        });
+        match task_tokens {
+            Some((l, items, tokens)) => {
+                crate::late::scores_into(
+                    &tokens,
+                    items,
+                    l.dim as usize,
+                    &mut scratch.late_best,
+                    &mut scratch.late,
+                );
+                fuse_late_into(
+                    &scratch.cosines,
+                    &scratch.late,
+                    l.blend,
+                    &scratch.lexical.bm25,
+                    weight,
+                    &mut scratch.fused,
+                );
+            }
+            None => fuse_into(&scratch.cosines, &scratch.lexical.bm25, weight, &mut scratch.fused),
+        }
         Some(())
     }
 

@@ -115,7 +115,26 @@ fn sample_writer() -> IndexWriter {
     w.screen_triage(&sample_triage()).unwrap();
     w.screen_families(&sample_families()).unwrap();
     w.mode_questions(&sample_questions()).unwrap();
+    w.late(&sample_late()).unwrap();
     w
+}
+
+/// Token states of the 2 tools (3 and 1 tokens) and the skill (2 tokens).
+fn sample_late() -> LateMeta {
+    let items = |tokens: &[u32]| {
+        let mut offsets = vec![0];
+        for &n in tokens {
+            offsets.push(offsets.last().unwrap() + n);
+        }
+        let total = *offsets.last().unwrap() as usize;
+        LateItems {
+            offsets,
+            states: (0..total * DIM).map(|i| (i % 200) as i8 - 100).collect(),
+            scales: vec![0.01; total],
+            doc_freq: vec![(5, 2), (9, 1)],
+        }
+    };
+    LateMeta { blend: 0.5, dim: DIM as u32, tools: items(&[3, 1]), skills: items(&[2]) }
 }
 
 fn sample_questions() -> ModeQuestionsMeta {
@@ -312,8 +331,8 @@ fn header_layout_matches_the_spec() {
     assert_eq!(u32::from_le_bytes(b[12..16].try_into().unwrap()), 64);
     assert_eq!(u64::from_le_bytes(b[16..24].try_into().unwrap()), FLAG_ROWS_NORMALISED);
     // 8 sections, plus static_rows, cascade, selection, screen, thinking_rows, thinking,
-    // screen_lexical, query_shift, screen_triage, screen_families and mode_questions.
-    assert_eq!(u32::from_le_bytes(b[24..28].try_into().unwrap()), 19);
+    // screen_lexical, query_shift, screen_triage, screen_families, mode_questions and late.
+    assert_eq!(u32::from_le_bytes(b[24..28].try_into().unwrap()), 20);
     assert_eq!(u32::from_le_bytes(b[28..32].try_into().unwrap()), DIM as u32);
     assert_eq!(&b[32..48], &[0xab; 16]);
     assert_eq!(u64::from_le_bytes(b[48..56].try_into().unwrap()), b.len() as u64);
@@ -357,7 +376,7 @@ fn errors_are_distinct_and_verbatim() {
     b[8..12].copy_from_slice(&99u32.to_le_bytes());
     assert_eq!(
         open_err(&b),
-        "index <memory>: format version 99 is not supported (this build reads 1..=10); rebuild it with switchyard build-index"
+        "index <memory>: format version 99 is not supported (this build reads 1..=11); rebuild it with switchyard build-index"
     );
     let mut b = good.clone();
     b[28] ^= 1;

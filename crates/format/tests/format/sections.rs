@@ -124,6 +124,41 @@ fn the_lexical_screen_round_trips_only_beside_a_head_and_a_bad_one_is_refused() 
 }
 
 #[test]
+fn late_interaction_round_trips_only_beside_a_selection_and_a_bad_one_is_refused() {
+    let index =
+        Index::from_bytes(&sample_writer().to_bytes().unwrap(), &OpenOptions::new()).unwrap();
+    let late = index.late().unwrap();
+    assert_eq!(late, &sample_late());
+    assert_eq!((late.tools.items(), late.tools.doc_freq(5), late.tools.doc_freq(7)), (2, 2, 0));
+    let refused = |late: LateMeta| {
+        let mut w = sample_writer();
+        w.late(&late).unwrap();
+        Index::from_bytes(&w.to_bytes().unwrap(), &OpenOptions::new()).unwrap_err().to_string()
+    };
+    let mut bad = sample_late();
+    bad.tools.offsets.pop();
+    let e = refused(bad);
+    assert!(e.contains("late: 2 tools offsets for 2 tools"), "{e}");
+    let mut bad = sample_late();
+    bad.skills.scales.pop();
+    let e = refused(bad);
+    assert!(e.contains("late: skills: 2 tokens but 1 scales"), "{e}");
+    let mut bad = sample_late();
+    bad.blend = 1.5;
+    assert!(refused(bad).contains("late: blend 1.5 is outside 0..=1"));
+    let mut bad = sample_late();
+    bad.tools.doc_freq.reverse();
+    assert!(refused(bad).contains("late: tools token frequencies are not sorted by id"));
+    let mut w = IndexWriter::new(DIM, [0xab; 16]);
+    w.late(&sample_late()).unwrap();
+    w.matrix(SectionKind::Tools, unit(1)).unwrap();
+    w.strings(vec!["read a file".into()]);
+    w.meta(&sample_meta()).unwrap();
+    let e = w.to_bytes().map(|_| ()).unwrap_err().to_string();
+    assert!(e.contains("late interaction was set without a selection section"), "{e}");
+}
+
+#[test]
 fn the_query_shift_round_trips_only_beside_a_selection_with_one_value_per_row() {
     let index =
         Index::from_bytes(&sample_writer().to_bytes().unwrap(), &OpenOptions::new()).unwrap();

@@ -1,0 +1,118 @@
+//! The `late` section: each tools and skills item's content-token states, for late interaction.
+//!
+//! Every row of an item (its card, as a document, then its examples, as a user would ask) is
+//! run through the model once more, keeping the states of its content tokens; the item's tokens
+//! are all of its rows' tokens together. Each state is stored as `i8` with a scale of its own,
+//! a quarter of the `f32` size; the cosines the router takes over them move by well under a
+//! hundredth. The number of items holding each token id is stored too: the router weighs a
+//! task's token by how rare it is in the catalog.
+
+use crate::{CHUNK, Result, TextKind};
+use rayon::prelude::*;
+use switchyard_embed::{Embedder, TokenStates};
+use switchyard_format::{LateItems, LateMeta};
+use switchyard_manifest::Catalog;
+
+/// Most content tokens (tools and skills together) a catalog may have for the section to be
+/// written. A task's late scores cost about 0.1 ms per thousand tokens on two cores (AVX2), so
+/// this keeps them near 3 ms; larger catalogs (Seal-Tools' 4,076 tools hold 74,000 tokens)
+/// route without late interaction, as they did before it.
+pub const LATE_TOKEN_BUDGET: usize = 32_768;
+
+/// The section for `catalog` at the model's late-interaction share; `None` when the model's
+/// share is 0, the embedder keeps no token states, or the catalog has more tokens than
+/// [`LATE_TOKEN_BUDGET`].
+pub(crate) fn section(embedder: &dyn Embedder, catalog: &Catalog) -> Result<Option<LateMeta>> {
+    let blend = embedder.info().late_interaction;
+    if blend <= 0.0 || embedder.embed_with_tokens(&[""], false)?.is_none() {
+        return Ok(None);
+    }
+    let tools: Vec<Vec<String>> = catalog.tools.iter().map(|t| t.texts()).collect();
+    let skills: Vec<Vec<String>> = catalog.skills.iter().map(|s| s.texts()).collect();
+    let (tools, skills) = (items(embedder, &tools)?, items(embedder, &skills)?);
+    let tokens = tools.scales.len() + skills.scales.len();
+    if tokens > LATE_TOKEN_BUDGET {
+        tracing::info!(
+            tokens,
+            budget = LATE_TOKEN_BUDGET,
+            "late interaction off: the catalog has more tokens than the budget"
+        );
+        return Ok(None);
+    }
+    Ok(Some(LateMeta { blend: blend.min(1.0), dim: embedder.dim() as u32, tools, skills }))
+}
+
+/// The token states of items whose rows are `texts[item]` (the first row a card).
+fn items(embedder: &dyn Embedder, texts: &[Vec<String>]) -> Result<LateItems> {
+    let cards: Vec<&str> = texts.iter().filter_map(|t| t.first().map(String::as_str)).collect();
+    let examples: Vec<&str> =
+        texts.iter().flat_map(|t| t.iter().skip(1).map(String::as_str)).collect();
+    let cards = states(embedder, &cards, TextKind::Document)?;
+    let mut examples = states(embedder, &examples, TextKind::Query)?.into_iter();
+    let dim = embedder.dim();
+    let mut out = LateItems { offsets: vec![0], ..LateItems::default() };
+    let mut holders: std::collections::BTreeMap<u32, u32> = Default::default();
+    let mut cards = cards.into_iter();
+    for rows in texts {
+        let mut ids: Vec<u32> = Vec::new();
+        let item_rows =
+            cards.next().into_iter().chain(examples.by_ref().take(rows.len().saturating_sub(1)));
+        for row in item_rows {
+            for (i, &id) in row.ids.iter().enumerate() {
+                let (scale, values) = quantize(row.state(i));
+                out.scales.push(scale);
+                out.states.extend(values);
+                ids.push(id);
+            }
+        }
+        ids.sort_unstable();
+        ids.dedup();
+        for id in ids {
+            *holders.entry(id).or_default() += 1;
+        }
+        out.offsets.push(out.scales.len() as u32);
+    }
+    debug_assert_eq!(out.states.len(), out.scales.len() * dim);
+    out.doc_freq = holders.into_iter().collect();
+    Ok(out)
+}
+
+/// Token states of texts of one kind, in fixed chunks, in parallel across chunks, in order.
+fn states(embedder: &dyn Embedder, texts: &[&str], kind: TextKind) -> Result<Vec<TokenStates>> {
+    let chunks: Vec<Vec<TokenStates>> = texts
+        .par_chunks(CHUNK)
+        .map(|chunk| {
+            let kept = embedder.embed_with_tokens(chunk, kind == TextKind::Document)?;
+            Ok(kept.unwrap_or_default())
+        })
+        .collect::<Result<_>>()?;
+    Ok(chunks.into_iter().flatten().collect())
+}
+
+/// `state ≈ scale * values`, with the largest magnitude at 127.
+fn quantize(state: &[f32]) -> (f32, Vec<i8>) {
+    let peak = state.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+    if peak == 0.0 {
+        return (0.0, vec![0; state.len()]);
+    }
+    let scale = peak / 127.0;
+    (scale, state.iter().map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_quantized_state_keeps_its_direction() {
+        let state: Vec<f32> = (0..384).map(|i| ((i * 37 % 101) as f32 - 50.0) / 300.0).collect();
+        let norm = state.iter().map(|x| x * x).sum::<f32>().sqrt();
+        let state: Vec<f32> = state.iter().map(|x| x / norm).collect();
+        let (scale, q) = quantize(&state);
+        let back: Vec<f32> = q.iter().map(|&v| f32::from(v) * scale).collect();
+        let cos: f32 = state.iter().zip(&back).map(|(a, b)| a * b).sum::<f32>()
+            / back.iter().map(|x| x * x).sum::<f32>().sqrt();
+        assert!(cos > 0.999, "{cos}");
+        assert_eq!(quantize(&[0.0; 4]), (0.0, vec![0; 4]));
+    }
+}

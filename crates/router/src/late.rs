@@ -1,0 +1,307 @@
+//! Late interaction: a task compared with each catalog item token by token.
+//!
+//! For each of the task's content tokens, its best cosine with any of the item's tokens (the
+//! `late` section of the index), averaged over the task's tokens with IDF weights
+//! (`ln(1 + N / (df + 1))` over the catalog's N items), so that tokens every card holds (the
+//! lone `▁`, "the", ":") count little. ColBERT's MaxSim, on states of a model not trained for it:
+//! as one side of the dense score it lifts items whose words meet the task's in any language.
+//!
+//! Both sides are `i8` with a scale per token, so each cosine is one integer dot product; the
+//! default catalog's few thousand tokens take a fraction of a millisecond per task.
+
+use switchyard_embed::TokenStates;
+use switchyard_format::LateItems;
+
+/// A task's content tokens, ready to score: `i8` states (held as `i16`, the width the
+/// products are summed in), a scale and a weight each.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct TaskTokens {
+    values: Vec<i16>,
+    scales: Vec<f32>,
+    weights: Vec<f32>,
+}
+
+impl TaskTokens {
+    /// The task's tokens weighted against `items`; `None` when the task has no content token.
+    pub(crate) fn new(task: &TokenStates, items: &LateItems) -> Option<Self> {
+        let n = task.ids.len();
+        if n == 0 || task.dim() == 0 {
+            return None;
+        }
+        let catalog = items.items() as f32;
+        let mut out = Self::default();
+        for (i, &id) in task.ids.iter().enumerate() {
+            let (scale, values) = quantize(task.state(i));
+            out.scales.push(scale);
+            out.values.extend(values.into_iter().map(i16::from));
+            out.weights.push((1.0 + catalog / (items.doc_freq(id) as f32 + 1.0)).ln());
+        }
+        Some(out)
+    }
+
+    fn len(&self) -> usize {
+        self.scales.len()
+    }
+}
+
+/// `out[item]` = the task's late score against each item of `items` (0 for an item without
+/// tokens). `best` is scratch space, kept across calls.
+pub(crate) fn scores_into(
+    task: &TaskTokens,
+    items: &LateItems,
+    dim: usize,
+    best: &mut Vec<f32>,
+    out: &mut Vec<f32>,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2, checked just above.
+        unsafe { scores_avx2(task, items, dim, best, out) };
+        return;
+    }
+    scores_with(task, items, dim, best, out, dots_portable);
+}
+
+/// [`scores_with`] over [`dots_avx2`] (LLVM does not find 16-bit multiply-adds in the portable
+/// loop: it widens to 32 bits and multiplies 8 at a time).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn scores_avx2(
+    task: &TaskTokens,
+    items: &LateItems,
+    dim: usize,
+    best: &mut Vec<f32>,
+    out: &mut Vec<f32>,
+) {
+    // SAFETY: this function only runs where AVX2 is available (its caller checked).
+    scores_with(task, items, dim, best, out, |r, t, o| unsafe { dots_avx2(r, t, o) });
+}
+
+#[inline(always)]
+fn scores_with(
+    task: &TaskTokens,
+    items: &LateItems,
+    dim: usize,
+    best: &mut Vec<f32>,
+    out: &mut Vec<f32>,
+    dots: impl Fn(&[i16], &[i16], &mut [i32]),
+) {
+    let total_weight: f32 = task.weights.iter().sum();
+    let mut row = vec![0i16; dim];
+    let mut products = vec![0i32; task.len()];
+    out.clear();
+    for range in items.offsets.windows(2) {
+        let (start, end) = (range[0] as usize, range[1] as usize);
+        if start == end || total_weight <= 0.0 {
+            out.push(0.0);
+            continue;
+        }
+        best.clear();
+        best.resize(task.len(), f32::NEG_INFINITY);
+        for k in start..end {
+            for (r, &v) in row.iter_mut().zip(&items.states[k * dim..(k + 1) * dim]) {
+                *r = i16::from(v);
+            }
+            dots(&row, &task.values, &mut products);
+            let scale = items.scales[k];
+            for (b, &p) in best.iter_mut().zip(&products) {
+                let cos = scale * p as f32;
+                if cos > *b {
+                    *b = cos;
+                }
+            }
+        }
+        let sum: f32 =
+            best.iter().zip(&task.weights).zip(&task.scales).map(|((b, w), s)| w * s * b).sum();
+        out.push(sum / total_weight);
+    }
+}
+
+/// `out[t]` = `row . tokens[t]` for each of the task's tokens (rows of `row.len()`).
+fn dots_portable(row: &[i16], tokens: &[i16], out: &mut [i32]) {
+    for (o, t) in out.iter_mut().zip(tokens.chunks_exact(row.len())) {
+        *o = dot_i16(row, t);
+    }
+}
+
+/// [`dots_portable`] with AVX2's `vpmaddwd` (16 products summed pairwise into 8 lanes an
+/// instruction), four task tokens at a time so each chunk of the row is loaded once for four.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn dots_avx2(row: &[i16], tokens: &[i16], out: &mut [i32]) {
+    use std::arch::x86_64::*;
+    let dim = row.len();
+    if dim % 16 != 0 {
+        return dots_portable(row, tokens, out);
+    }
+    let sum = |v: __m256i| -> i32 {
+        let mut lanes = [0i32; 8];
+        // SAFETY: `lanes` is 32 bytes, the width of one unaligned store.
+        unsafe { _mm256_storeu_si256(lanes.as_mut_ptr().cast(), v) };
+        lanes.iter().sum()
+    };
+    // SAFETY (every load below): `c + 16 <= dim` and each token slice is `dim` long, so the
+    // 32-byte unaligned loads stay inside their slices.
+    let load = |s: &[i16], c: usize| unsafe { _mm256_loadu_si256(s.as_ptr().add(c).cast()) };
+    let mut groups = tokens.chunks_exact(4 * dim);
+    let mut at = 0;
+    for group in groups.by_ref() {
+        let (t0, rest) = group.split_at(dim);
+        let (t1, rest) = rest.split_at(dim);
+        let (t2, t3) = rest.split_at(dim);
+        let mut acc = [_mm256_setzero_si256(); 4];
+        for c in (0..dim).step_by(16) {
+            let r = load(row, c);
+            acc[0] = _mm256_add_epi32(acc[0], _mm256_madd_epi16(r, load(t0, c)));
+            acc[1] = _mm256_add_epi32(acc[1], _mm256_madd_epi16(r, load(t1, c)));
+            acc[2] = _mm256_add_epi32(acc[2], _mm256_madd_epi16(r, load(t2, c)));
+            acc[3] = _mm256_add_epi32(acc[3], _mm256_madd_epi16(r, load(t3, c)));
+        }
+        for (o, a) in out[at..at + 4].iter_mut().zip(acc) {
+            *o = sum(a);
+        }
+        at += 4;
+    }
+    for (o, t) in out[at..].iter_mut().zip(groups.remainder().chunks_exact(dim)) {
+        let mut acc = _mm256_setzero_si256();
+        for c in (0..dim).step_by(16) {
+            acc = _mm256_add_epi32(acc, _mm256_madd_epi16(load(row, c), load(t, c)));
+        }
+        *o = sum(acc);
+    }
+}
+
+/// `state ≈ scale * values`, the largest magnitude at 127 (as the builder stores the catalog's).
+pub(crate) fn quantize(state: &[f32]) -> (f32, Vec<i8>) {
+    let peak = state.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+    if peak == 0.0 {
+        return (0.0, vec![0; state.len()]);
+    }
+    let scale = peak / 127.0;
+    (scale, state.iter().map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8).collect())
+}
+
+/// Integer dot product in 16-wide chunks of independent `i32` sums (LLVM turns them into
+/// 16-bit multiply-adds); exact, so the order never matters. Values fit in `i8`, so no product
+/// or sum of 384 of them overflows.
+#[inline(always)]
+fn dot_i16(a: &[i16], b: &[i16]) -> i32 {
+    debug_assert_eq!(a.len(), b.len());
+    let mut acc = [0i32; 16];
+    let (ca, cb) = (a.chunks_exact(16), b.chunks_exact(16));
+    let tail: i32 =
+        ca.remainder().iter().zip(cb.remainder()).map(|(&x, &y)| i32::from(x) * i32::from(y)).sum();
+    for (x, y) in ca.zip(cb) {
+        for i in 0..16 {
+            acc[i] += i32::from(x[i]) * i32::from(y[i]);
+        }
+    }
+    acc.iter().sum::<i32>() + tail
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unit(v: &[f32]) -> Vec<f32> {
+        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.iter().map(|x| x / n).collect()
+    }
+
+    /// Items of `dim` 4 from their tokens' (id, state) pairs.
+    fn items(tokens: &[&[(u32, [f32; 4])]]) -> LateItems {
+        let mut out = LateItems { offsets: vec![0], ..LateItems::default() };
+        let mut df = std::collections::BTreeMap::<u32, u32>::new();
+        for item in tokens {
+            let mut ids = Vec::new();
+            for (id, s) in item.iter() {
+                let (scale, q) = quantize(&unit(s));
+                out.scales.push(scale);
+                out.states.extend(q);
+                ids.push(*id);
+            }
+            ids.sort_unstable();
+            ids.dedup();
+            ids.into_iter().for_each(|id| *df.entry(id).or_default() += 1);
+            out.offsets.push(out.scales.len() as u32);
+        }
+        out.doc_freq = df.into_iter().collect();
+        out
+    }
+
+    fn task(tokens: &[(u32, [f32; 4])]) -> TokenStates {
+        TokenStates {
+            vector: vec![0.5; 4],
+            ids: tokens.iter().map(|t| t.0).collect(),
+            states: tokens.iter().flat_map(|t| unit(&t.1)).collect(),
+        }
+    }
+
+    #[test]
+    fn each_task_token_counts_its_best_match_in_the_item() {
+        let cat = items(&[
+            &[(1, [1.0, 0.0, 0.0, 0.0]), (2, [0.0, 1.0, 0.0, 0.0])],
+            &[(3, [0.0, 0.0, 1.0, 0.0])],
+        ]);
+        let t =
+            TaskTokens::new(&task(&[(9, [1.0, 0.0, 0.0, 0.0]), (8, [0.0, 1.0, 0.0, 0.0])]), &cat)
+                .unwrap();
+        let (mut best, mut out) = (Vec::new(), Vec::new());
+        scores_into(&t, &cat, 4, &mut best, &mut out);
+        // Both task tokens meet a token of item 0 exactly; none meets item 1's.
+        assert!((out[0] - 1.0).abs() < 0.01, "{out:?}");
+        assert!(out[1].abs() < 0.01, "{out:?}");
+    }
+
+    #[test]
+    fn a_token_every_item_holds_weighs_less_than_a_rare_one() {
+        // Token 1 is in both items, token 2 only in item 0.
+        let cat = items(&[
+            &[(1, [1.0, 0.0, 0.0, 0.0]), (2, [0.0, 1.0, 0.0, 0.0])],
+            &[(1, [1.0, 0.0, 0.0, 0.0])],
+        ]);
+        let t =
+            TaskTokens::new(&task(&[(1, [1.0, 0.0, 0.0, 0.0]), (2, [0.0, 1.0, 0.0, 0.0])]), &cat)
+                .unwrap();
+        assert!(t.weights[0] < t.weights[1]);
+        let (mut best, mut out) = (Vec::new(), Vec::new());
+        scores_into(&t, &cat, 4, &mut best, &mut out);
+        // Item 1 matches only the common token: under half the weight.
+        assert!(out[0] > 0.99 && out[1] < 0.5, "{out:?}");
+    }
+
+    #[test]
+    fn a_task_without_content_tokens_has_no_late_side() {
+        let cat = items(&[&[(1, [1.0, 0.0, 0.0, 0.0])]]);
+        assert!(TaskTokens::new(&task(&[]), &cat).is_none());
+    }
+
+    #[test]
+    fn the_integer_dot_product_is_exact_past_a_chunk() {
+        let a: Vec<i16> = (0..70).map(|i| i % 255 - 127).collect();
+        let b: Vec<i16> = (0..70).map(|i| 127 - i * 3 % 255).collect();
+        let want: i32 = a.iter().zip(&b).map(|(&x, &y)| i32::from(x) * i32::from(y)).sum();
+        assert_eq!(dot_i16(&a, &b), want);
+    }
+
+    #[test]
+    fn the_avx2_products_match_the_portable_ones() {
+        let dim = 48;
+        let row: Vec<i16> = (0..dim as i16).map(|i| i * 5 % 255 - 127).collect();
+        // Seven tokens: a group of four, then three left over.
+        let tokens: Vec<i16> = (0..7 * dim as i16).map(|i| 127 - i * 7 % 255).collect();
+        let mut want = vec![0; 7];
+        dots_portable(&row, &tokens, &mut want);
+        assert_eq!(want[0], dot_i16(&row, &tokens[..dim]));
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            let mut got = vec![0; 7];
+            // SAFETY: the CPU has AVX2, checked just above.
+            unsafe { dots_avx2(&row, &tokens, &mut got) };
+            assert_eq!(got, want);
+        }
+    }
+}
