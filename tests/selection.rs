@@ -557,7 +557,8 @@ fn late_interaction_compares_the_task_with_each_item_token_by_token() {
     assert_eq!(counting.calls(), 1, "a primed cache needs no model run");
     assert_eq!(picks(&again), picks(&d));
 
-    let off = RouterBuilder::new(&path).cascade(false).late_interaction(false).build(model).unwrap();
+    let off =
+        RouterBuilder::new(&path).cascade(false).late_interaction(false).build(model).unwrap();
     let d = off.route(task, &RouteOptions::default()).unwrap();
     assert!(d.tools.iter().all(|t| t.signals.is_none_or(|s| s.late.is_none())), "{:?}", d.tools);
 

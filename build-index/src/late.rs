@@ -59,7 +59,7 @@ fn items(embedder: &dyn Embedder, texts: &[Vec<String>]) -> Result<LateItems> {
             cards.next().into_iter().chain(examples.by_ref().take(rows.len().saturating_sub(1)));
         for row in item_rows {
             for (i, &id) in row.ids.iter().enumerate() {
-                let (scale, values) = quantize(row.state(i));
+                let (scale, values) = LateItems::quantize(row.state(i));
                 out.scales.push(scale);
                 out.states.extend(values);
                 ids.push(id);
@@ -89,16 +89,6 @@ fn states(embedder: &dyn Embedder, texts: &[&str], kind: TextKind) -> Result<Vec
     Ok(chunks.into_iter().flatten().collect())
 }
 
-/// `state ≈ scale * values`, with the largest magnitude at 127.
-fn quantize(state: &[f32]) -> (f32, Vec<i8>) {
-    let peak = state.iter().fold(0.0f32, |m, x| m.max(x.abs()));
-    if peak == 0.0 {
-        return (0.0, vec![0; state.len()]);
-    }
-    let scale = peak / 127.0;
-    (scale, state.iter().map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8).collect())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -108,11 +98,11 @@ mod tests {
         let state: Vec<f32> = (0..384).map(|i| ((i * 37 % 101) as f32 - 50.0) / 300.0).collect();
         let norm = state.iter().map(|x| x * x).sum::<f32>().sqrt();
         let state: Vec<f32> = state.iter().map(|x| x / norm).collect();
-        let (scale, q) = quantize(&state);
+        let (scale, q) = LateItems::quantize(&state);
         let back: Vec<f32> = q.iter().map(|&v| f32::from(v) * scale).collect();
         let cos: f32 = state.iter().zip(&back).map(|(a, b)| a * b).sum::<f32>()
             / back.iter().map(|x| x * x).sum::<f32>().sqrt();
         assert!(cos > 0.999, "{cos}");
-        assert_eq!(quantize(&[0.0; 4]), (0.0, vec![0; 4]));
+        assert_eq!(LateItems::quantize(&[0.0; 4]), (0.0, vec![0; 4]));
     }
 }

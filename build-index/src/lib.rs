@@ -627,7 +627,7 @@ pub fn build_to_file(
         && existing.screen_families().map_or(0.0, |f| f.family_fpr) == screen.options.family_fpr
         && existing.adapter().map(|a| a.id.clone()) == options.adapter.as_ref().map(|(_, a)| a.id())
         // A catalog over the token budget has no late section whatever the model's share.
-        && existing.late().map_or(true, |l| l.blend == embedder.info().late_interaction.min(1.0))
+        && existing.late().is_none_or(|l| l.blend == embedder.info().late_interaction.min(1.0))
         && (embedder.info().late_interaction > 0.0 || existing.late().is_none())
     {
         return Ok(BuildOutcome::UpToDate { path: out.to_path_buf(), manifest_hash: hash });

@@ -535,6 +535,17 @@ impl LateItems {
     pub fn doc_freq(&self, id: u32) -> u32 {
         self.doc_freq.binary_search_by_key(&id, |&(t, _)| t).map_or(0, |i| self.doc_freq[i].1)
     }
+
+    /// A state as it is stored: `state ≈ scale * values`, the largest magnitude at 127 (a zero
+    /// state gives scale 0). The router rounds a task's states the same way.
+    pub fn quantize(state: &[f32]) -> (f32, Vec<i8>) {
+        let peak = state.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+        if peak == 0.0 {
+            return (0.0, vec![0; state.len()]);
+        }
+        let scale = peak / 127.0;
+        (scale, state.iter().map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8).collect())
+    }
 }
 
 bincode_codec!(LateMeta, "late interaction metadata");

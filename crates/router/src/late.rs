@@ -31,7 +31,7 @@ impl TaskTokens {
         let catalog = items.items() as f32;
         let mut out = Self::default();
         for (i, &id) in task.ids.iter().enumerate() {
-            let (scale, values) = quantize(task.state(i));
+            let (scale, values) = LateItems::quantize(task.state(i));
             out.scales.push(scale);
             out.values.extend(values.into_iter().map(i16::from));
             out.weights.push((1.0 + catalog / (items.doc_freq(id) as f32 + 1.0)).ln());
@@ -134,7 +134,7 @@ fn dots_portable(row: &[i16], tokens: &[i16], out: &mut [i32]) {
 unsafe fn dots_avx2(row: &[i16], tokens: &[i16], out: &mut [i32]) {
     use std::arch::x86_64::*;
     let dim = row.len();
-    if dim % 16 != 0 {
+    if !dim.is_multiple_of(16) {
         return dots_portable(row, tokens, out);
     }
     let sum = |v: __m256i| -> i32 {
@@ -143,9 +143,11 @@ unsafe fn dots_avx2(row: &[i16], tokens: &[i16], out: &mut [i32]) {
         unsafe { _mm256_storeu_si256(lanes.as_mut_ptr().cast(), v) };
         lanes.iter().sum()
     };
-    // SAFETY (every load below): `c + 16 <= dim` and each token slice is `dim` long, so the
-    // 32-byte unaligned loads stay inside their slices.
-    let load = |s: &[i16], c: usize| unsafe { _mm256_loadu_si256(s.as_ptr().add(c).cast()) };
+    let load = |s: &[i16], c: usize| {
+        let chunk = &s[c..c + 16];
+        // SAFETY: `chunk` holds 16 `i16`, the 32 bytes of one unaligned load.
+        unsafe { _mm256_loadu_si256(chunk.as_ptr().cast()) }
+    };
     let mut groups = tokens.chunks_exact(4 * dim);
     let mut at = 0;
     for group in groups.by_ref() {
@@ -172,16 +174,6 @@ unsafe fn dots_avx2(row: &[i16], tokens: &[i16], out: &mut [i32]) {
         }
         *o = sum(acc);
     }
-}
-
-/// `state ≈ scale * values`, the largest magnitude at 127 (as the builder stores the catalog's).
-pub(crate) fn quantize(state: &[f32]) -> (f32, Vec<i8>) {
-    let peak = state.iter().fold(0.0f32, |m, x| m.max(x.abs()));
-    if peak == 0.0 {
-        return (0.0, vec![0; state.len()]);
-    }
-    let scale = peak / 127.0;
-    (scale, state.iter().map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8).collect())
 }
 
 /// Integer dot product in 16-wide chunks of independent `i32` sums (LLVM turns them into
@@ -218,7 +210,7 @@ mod tests {
         for item in tokens {
             let mut ids = Vec::new();
             for (id, s) in item.iter() {
-                let (scale, q) = quantize(&unit(s));
+                let (scale, q) = LateItems::quantize(&unit(s));
                 out.scales.push(scale);
                 out.states.extend(q);
                 ids.push(*id);
