@@ -272,6 +272,7 @@ fn fit_learns_from_cases_cross_validated_and_writes_a_copy() {
     assert_eq!(sel.tools.source, "fitted");
     assert_eq!(sel.tools.lexical_weight, r.after.lexical_weight);
     assert_eq!(sel.mode.semantic_margin, r.after.mode_margin);
+    assert_eq!((r.before.late_share, r.after.late_share), (None, None), "MiniLM has no late side");
     drop(fitted);
     let router = RouterBuilder::new(&out).build(model).unwrap();
     assert!(
@@ -557,13 +558,58 @@ fn late_interaction_compares_the_task_with_each_item_token_by_token() {
     assert_eq!(counting.calls(), 1, "a primed cache needs no model run");
     assert_eq!(picks(&again), picks(&d));
 
-    let off =
-        RouterBuilder::new(&path).cascade(false).late_interaction(false).build(model).unwrap();
+    let off = RouterBuilder::new(&path)
+        .cascade(false)
+        .late_interaction(false)
+        .build(model.clone())
+        .unwrap();
     let d = off.route(task, &RouteOptions::default()).unwrap();
     assert!(d.tools.iter().all(|t| t.signals.is_none_or(|s| s.late.is_none())), "{:?}", d.tools);
+
+    // A wrapper that does not forward token states routes without the late side, and its
+    // cache still answers the second time.
+    let wrapped = RouterBuilder::new(&path)
+        .cascade(false)
+        .build(Arc::new(NoTokens(Arc::clone(&model))))
+        .unwrap();
+    let first = wrapped.route(task, &RouteOptions::default()).unwrap();
+    assert!(first.tools.iter().all(|t| t.signals.is_none_or(|s| s.late.is_none())));
+    let second = wrapped.route(task, &RouteOptions::default()).unwrap();
+    assert!(second.metrics.cache_hit && second.metrics.embedding_calls == 0);
+
+    // `fit` learns the share with the lexical weight, cross-validated, and writes it.
+    let cases = dir.path().join("cases.jsonl");
+    let rows = std::fs::read_to_string(root().join("manifests/cases.jsonl")).unwrap();
+    std::fs::write(&cases, rows.lines().take(24).collect::<Vec<_>>().join("\n")).unwrap();
+    let out = dir.path().join("fitted.idx");
+    let cfg = switchyard_eval::FitConfig { index: path.clone(), cases, out: out.clone(), folds: 2 };
+    let r = switchyard_eval::fit(&cfg, model, &switchyard_eval::no_progress).unwrap();
+    assert_eq!(r.before.late_share, Some(0.5));
+    let share = r.after.late_share.expect("an index with a late section fits its share");
+    assert!([0.0, 0.25, 0.5, 0.75, 1.0].contains(&share), "{share}");
+    let fitted = switchyard_format::Index::open(&out, &Default::default()).unwrap();
+    assert_eq!(fitted.late().unwrap().blend, share);
 
     let Some(minilm) = model_or_skip("minilm") else { return };
     let path = build(&default_catalog(), minilm.as_ref(), dir.path(), "minilm.idx");
     let index = switchyard_format::Index::open(&path, &Default::default()).unwrap();
     assert!(index.late().is_none(), "MiniLM's token states add nothing; it keeps none");
+}
+
+/// An embedder wrapper that forwards vectors but not token states.
+struct NoTokens(Arc<dyn switchyard_embed::Embedder>);
+
+impl switchyard_embed::Embedder for NoTokens {
+    fn info(&self) -> &switchyard_embed::ModelInfo {
+        self.0.info()
+    }
+    fn embed_batch(&self, texts: &[&str]) -> switchyard_embed::Result<Vec<Vec<f32>>> {
+        self.0.embed_batch(texts)
+    }
+    fn embed_documents(&self, texts: &[&str]) -> switchyard_embed::Result<Vec<Vec<f32>>> {
+        self.0.embed_documents(texts)
+    }
+    fn count_tokens(&self, text: &str) -> switchyard_embed::Result<usize> {
+        self.0.count_tokens(text)
+    }
 }

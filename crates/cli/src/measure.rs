@@ -271,6 +271,9 @@ pub fn fit(a: FitArgs) -> Result<()> {
         "{:<24}{:>12.2}{:>12.2}",
         "lexical weight", report.before.lexical_weight, report.after.lexical_weight
     );
+    if let (Some(b), Some(a)) = (report.before.late_share, report.after.late_share) {
+        println!("{:<24}{:>12.2}{:>12.2}", "late share", b, a);
+    }
     println!(
         "{:<24}{:>12.3}{:>12.3}",
         "tool gate (peak z)", report.before.gate_z, report.after.gate_z

@@ -1,9 +1,11 @@
-//! `switchyard fit`: learns an index's selection settings (lexical weight, gate, semantic mode
-//! margin) from labelled cases, cross-validated, and writes them into the index or a copy.
+//! `switchyard fit`: learns an index's selection settings (lexical weight, late-interaction
+//! share, gate, semantic mode margin) from labelled cases, cross-validated, and writes them into
+//! the index or a copy.
 //!
 //! What is learned, and how (each on the training folds only):
-//! - **Lexical weight**: the weight of the build-time grid with the best tool recall@3 (ties go
-//!   to the weight nearest the index's).
+//! - **Lexical weight and late share**: the pair of the grids with the best tool recall@3 (ties
+//!   go to the pair nearest the index's); the late share only on an index with a `late`
+//!   section.
 //! - **Tool gate**: lowered, never raised, to the 3rd percentile of the cases' peaks (the best
 //!   tool's standard score among all tools), so tasks like the cases are not shut out; with negative cases (`"tools": []`)
 //!   the gate that best separates the two sides while keeping 95% of the positives.
@@ -27,6 +29,8 @@ use switchyard_router::{Decision, ModeSource, RouteOptions, Router, RouterBuilde
 
 /// Weights tried (the build-time grid).
 const WEIGHTS: [f32; 8] = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7];
+/// Late-interaction shares tried (on indexes with a `late` section).
+const LATE_SHARES: [f32; 5] = [0.0, 0.25, 0.5, 0.75, 1.0];
 
 /// What to fit.
 #[derive(Debug, Clone)]
@@ -50,6 +54,9 @@ pub struct FitParams {
     pub gate_z: f32,
     /// Semantic mode margin (`None`: the fallback is off).
     pub mode_margin: Option<f32>,
+    /// Late-interaction share of the dense score (`None`: the index has no `late` section).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub late_share: Option<f32>,
 }
 
 /// Metrics of one setting over some cases.
@@ -115,6 +122,7 @@ impl Fitter<'_> {
     fn router(&self, p: &FitParams) -> Result<Router> {
         Ok(RouterBuilder::new(self.path)
             .lexical_weight(Some(p.lexical_weight))
+            .late_share(p.late_share)
             .gate_z(Some(p.gate_z))
             .semantic_margin(Some(p.mode_margin.unwrap_or(f32::INFINITY)))
             .cascade(false)
@@ -159,22 +167,37 @@ impl Fitter<'_> {
         })
     }
 
-    /// Fits the three settings on `cases`, starting from `start`.
+    /// Fits the settings on `cases`, starting from `start`.
     fn fit(&self, start: &FitParams, cases: &[&Case<'_>]) -> Result<FitParams> {
-        // Lexical weight: best tool recall@3, ranked without a gate.
-        let mut best = (f64::MIN, start.lexical_weight);
+        // Lexical weight and late share: best tool recall@3, ranked without a gate.
+        let shares: Vec<Option<f32>> = match start.late_share {
+            Some(_) => LATE_SHARES.iter().map(|&b| Some(b)).collect(),
+            None => vec![None],
+        };
+        let distance = |w: f32, b: Option<f32>| {
+            (w - start.lexical_weight).abs()
+                + b.zip(start.late_share).map_or(0.0, |(b, s)| (b - s).abs())
+        };
+        let mut best = (f64::MIN, start.lexical_weight, start.late_share);
         for &w in &WEIGHTS {
-            let p = FitParams { lexical_weight: w, gate_z: f32::NEG_INFINITY, ..*start };
-            let r = self.metrics(&p, cases)?.tool_recall_at_3;
-            let closer = (w - start.lexical_weight).abs() < (best.1 - start.lexical_weight).abs();
-            if r > best.0 + 1e-9 || ((r - best.0).abs() <= 1e-9 && closer) {
-                best = (r, w);
+            for &b in &shares {
+                let p = FitParams {
+                    lexical_weight: w,
+                    late_share: b,
+                    gate_z: f32::NEG_INFINITY,
+                    ..*start
+                };
+                let r = self.metrics(&p, cases)?.tool_recall_at_3;
+                let closer = distance(w, b) < distance(best.1, best.2);
+                if r > best.0 + 1e-9 || ((r - best.0).abs() <= 1e-9 && closer) {
+                    best = (r, w, b);
+                }
             }
         }
-        let lexical_weight = best.1;
+        let (lexical_weight, late_share) = (best.1, best.2);
 
         // Gate: from the peaks (best standard scores) the cases reach.
-        let probe = FitParams { lexical_weight, ..*start };
+        let probe = FitParams { lexical_weight, late_share, ..*start };
         let decisions = self.decide(&self.router(&probe)?, cases)?;
         let best_z = |d: &Decision| d.tool_gate.as_ref().map_or(0.0, |g| g.best_z);
         let mut pos: Vec<f32> = Vec::new();
@@ -202,7 +225,7 @@ impl Fitter<'_> {
         };
 
         // Mode margin: over the cases the semantic step reaches.
-        let open = FitParams { lexical_weight, gate_z, mode_margin: Some(0.0) };
+        let open = FitParams { lexical_weight, gate_z, mode_margin: Some(0.0), late_share };
         let decisions = self.decide(&self.router(&open)?, cases)?;
         // Lead, guess right, default right, guess taken anyway (the best tools agree).
         let mut seen: Vec<(f32, bool, bool, bool)> = Vec::new();
@@ -230,7 +253,7 @@ impl Fitter<'_> {
                 mode_margin = Some(m);
             }
         }
-        Ok(FitParams { lexical_weight, gate_z, mode_margin })
+        Ok(FitParams { lexical_weight, gate_z, mode_margin, late_share })
     }
 }
 
@@ -275,6 +298,7 @@ pub fn fit(
         lexical_weight: selection.tools.lexical_weight,
         gate_z: selection.tools.gate_z,
         mode_margin: selection.mode.semantic_margin,
+        late_share: index.late().map(|l| l.blend),
     };
 
     // Held-out metrics, fold by fold, merged by weighting each fold by its cases.
@@ -308,6 +332,9 @@ pub fn fit(
     };
     let mut w = IndexWriter::from_index(&index)?;
     w.selection(&fitted)?;
+    if let (Some(late), Some(share)) = (index.late(), after.late_share) {
+        w.late(&switchyard_format::LateMeta { blend: share, ..late.clone() })?;
+    }
     let bytes = w.to_bytes()?;
     drop(index);
     switchyard_format::write_atomic(&cfg.out, &bytes)?;

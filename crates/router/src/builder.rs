@@ -56,6 +56,8 @@ pub(crate) struct RouterConfig {
     pub(crate) question_modes: bool,
     /// Whether the index's late section takes its share of the dense score.
     pub(crate) late_interaction: bool,
+    /// Override of the index's late-interaction share, 0..=1.
+    pub(crate) late_share: Option<f32>,
 }
 
 impl Default for RouterConfig {
@@ -85,6 +87,7 @@ impl Default for RouterConfig {
             query_shift: true,
             question_modes: true,
             late_interaction: true,
+            late_share: None,
         }
     }
 }
@@ -173,6 +176,9 @@ impl RouterBuilder {
         /// index's `late` section, written by the builder since format version 11 for models
         /// with a late-interaction share; default true, for comparisons).
         late_interaction: bool => late_interaction);
+    setter!(/// Overrides the index's late-interaction share of the dense score, 0..=1 (indexes
+        /// with a `late` section only; `switchyard fit` learns it).
+        late_share: Option<f32> => late_share);
 
     /// Opens the index, checks the model fingerprint and precomputes the per-item tables.
     pub fn build(&self, embedder: Arc<dyn Embedder>) -> Result<Router> {
@@ -216,13 +222,15 @@ impl RouterBuilder {
                 });
             }
         }
-        if let Some(w) = c.lexical_weight
-            && !(0.0..=1.0).contains(&w)
-        {
-            return Err(RouteError::Config {
-                field: "lexical_weight",
-                message: format!("{w} is not a weight in 0..=1"),
-            });
+        for (field, value) in [("lexical_weight", c.lexical_weight), ("late_share", c.late_share)] {
+            if let Some(w) = value
+                && !(0.0..=1.0).contains(&w)
+            {
+                return Err(RouteError::Config {
+                    field,
+                    message: format!("{w} is not a weight in 0..=1"),
+                });
+            }
         }
         let info = embedder.info();
         if index.header().fingerprint != info.fingerprint.0 || index.dim() != info.dim {

@@ -74,6 +74,9 @@ pub struct Scratch {
 struct Embedded {
     vector: Arc<[f32]>,
     tokens: Option<Arc<TokenStates>>,
+    /// The model was asked for token states (it may have none to give, a wrapper may not
+    /// forward them): asking again would not help.
+    asked_for_tokens: bool,
 }
 
 /// Options of one routing call.
@@ -526,7 +529,7 @@ impl Router {
         let late = self.index.late().is_some() && self.config.late_interaction;
         if let Some(cache) = &self.cache
             && let Some(hit) = cache.lock().ok().and_then(|mut c| c.get(task).cloned())
-            && (hit.tokens.is_some() || !late)
+            && (hit.tokens.is_some() || hit.asked_for_tokens || !late)
         {
             metrics.cache_hit = true;
             return Ok(hit);
@@ -570,7 +573,7 @@ impl Router {
         let tokens = tokens
             .filter(|t| t.dim() == self.index.dim() && t.states.iter().all(|x| x.is_finite()))
             .map(Arc::new);
-        let embedded = Embedded { vector: v.into(), tokens };
+        let embedded = Embedded { vector: v.into(), tokens, asked_for_tokens: late };
         if let Some(cache) = &self.cache
             && let Ok(mut c) = cache.lock()
         {
@@ -587,12 +590,15 @@ impl Router {
             .map_err(|message| RouteError::Embedding { message })
     }
 
-    /// Puts a precomputed task embedding in the cache (e.g. one made in a batch).
+    /// Puts a precomputed task embedding in the cache (e.g. one made in a batch). On an index
+    /// with late interaction ([`Router::uses_late_interaction`]) a route still runs the model
+    /// once for the task's token states; [`Router::prime_cache_with_tokens`] saves that run.
     pub fn prime_cache(&self, task: &str, embedding: Vec<f32>) {
         if let Some(cache) = &self.cache
             && let Ok(mut c) = cache.lock()
         {
-            c.put(task.to_string(), Embedded { vector: embedding.into(), tokens: None });
+            let vector = embedding.into();
+            c.put(task.to_string(), Embedded { vector, tokens: None, asked_for_tokens: false });
         }
     }
 
@@ -603,7 +609,8 @@ impl Router {
             && let Ok(mut c) = cache.lock()
         {
             let vector = tokens.vector.clone().into();
-            c.put(task.to_string(), Embedded { vector, tokens: Some(Arc::new(tokens)) });
+            let tokens = Some(Arc::new(tokens));
+            c.put(task.to_string(), Embedded { vector, tokens, asked_for_tokens: true });
         }
     }
 

@@ -218,7 +218,7 @@ impl Router {
                 fuse_late_into(
                     &scratch.cosines,
                     &scratch.late,
-                    l.blend,
+                    self.config.late_share.unwrap_or(l.blend),
                     &scratch.lexical.bm25,
                     weight,
                     &mut scratch.fused,
