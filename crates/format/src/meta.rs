@@ -538,6 +538,7 @@ impl LateItems {
 
     /// A state as it is stored: `state ≈ scale * values`, the largest magnitude at 127 (a zero
     /// state gives scale 0). The router rounds a task's states the same way.
+    #[allow(clippy::cast_possible_truncation)] // rounded and clamped to the i8 range first
     pub fn quantize(state: &[f32]) -> (f32, Vec<i8>) {
         let peak = state.iter().fold(0.0f32, |m, x| m.max(x.abs()));
         if peak == 0.0 {
