@@ -314,6 +314,16 @@ fn bad_fit_and_fusion_settings_are_refused_with_the_fix() {
         .build(Arc::new(HashEmbedder::new(384)))
         .unwrap_err();
     assert_eq!(e.to_string(), "router config: lexical_weight: 1.5 is not a weight in 0..=1");
+    for (share, shown) in [(-0.25f32, "-0.25"), (f32::NAN, "NaN")] {
+        let e = RouterBuilder::new(&path)
+            .late_share(Some(share))
+            .build(Arc::new(HashEmbedder::new(384)))
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!("router config: late_share: {shown} is not a weight in 0..=1")
+        );
+    }
 
     let fit = |index: PathBuf, folds: usize| {
         let cfg = switchyard_eval::FitConfig {

@@ -20,11 +20,13 @@
 #![cfg(feature = "candle")]
 #![allow(clippy::unwrap_used)] // test helpers: a panic is the failure report
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use switchyard_embed::{
     BertEmbedder, EmbedOptions, Embedder, KernelChoice, LoadSource, WeightsChoice, kernel_name,
-    resolve, sha256_hex,
+    sha256_hex,
 };
 
 fn is_image(path: &std::path::Path) -> bool {
@@ -70,14 +72,7 @@ fn family() -> &'static str {
 fn measure(kernel: KernelChoice, texts: &[String]) -> Option<Vec<(String, String, String)>> {
     let mut out = Vec::new();
     for name in MODELS {
-        let model = match resolve(name) {
-            Ok(m) => m,
-            Err(e) => {
-                assert!(std::env::var("SWITCHYARD_REQUIRE_MODELS").as_deref() != Ok("1"), "{e}");
-                eprintln!("skipping: {e}");
-                return None;
-            }
-        };
+        let model = common::model_or_skip(name)?;
         for (weights, storage) in STORAGES {
             let options = EmbedOptions { weights, kernel, ..EmbedOptions::default() };
             // The first load reads and packs the weights (or maps an image an earlier run

@@ -6,20 +6,15 @@
 #![cfg(feature = "candle")]
 #![allow(clippy::unwrap_used)] // test helpers: a panic is the failure report
 
+mod common;
+
 use candle_core::{DType, Device, Tensor};
 use candle_transformers::models::bert::{BertModel, Config};
-use switchyard_embed::{BertEmbedder, EmbedOptions, Embedder, WeightsChoice, resolve};
+use switchyard_embed::{BertEmbedder, EmbedOptions, Embedder, WeightsChoice};
 
 #[test]
 fn our_encoder_matches_candle_transformers_bert() {
-    let model = match resolve("minilm") {
-        Ok(m) => m,
-        Err(e) => {
-            assert!(std::env::var("SWITCHYARD_REQUIRE_MODELS").as_deref() != Ok("1"), "{e}");
-            eprintln!("skipping: {e}");
-            return;
-        }
-    };
+    let Some(model) = common::model_or_skip("minilm") else { return };
     let config: Config =
         serde_json::from_str(&std::fs::read_to_string(model.dir.join("config.json")).unwrap())
             .unwrap();

@@ -7,8 +7,10 @@
 #![cfg(feature = "candle")]
 #![allow(clippy::unwrap_used)] // test helpers: a panic is the failure report
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use switchyard_embed::{BertEmbedder, Embedder, LoadSource, resolve};
+use switchyard_embed::{BertEmbedder, Embedder, LoadSource};
 use tokenizers::{Tokenizer, TruncationParams};
 
 fn strings(value: &serde_json::Value, out: &mut Vec<String>) {
@@ -72,14 +74,7 @@ fn edge_cases() -> Vec<String> {
 
 #[test]
 fn the_mapped_e5_tokenizer_gives_the_crates_ids_on_every_text() {
-    let model = match resolve("e5-small") {
-        Ok(m) => m,
-        Err(e) => {
-            assert!(std::env::var("SWITCHYARD_REQUIRE_MODELS").as_deref() != Ok("1"), "{e}");
-            eprintln!("skipping: {e}");
-            return;
-        }
-    };
+    let Some(model) = common::model_or_skip("e5-small") else { return };
     let ours = BertEmbedder::load(&model).unwrap();
     // The first load of a fresh checkout builds the table; any later load maps it.
     let source = ours.load_timings().tokenizer_source;

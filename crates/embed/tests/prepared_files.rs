@@ -6,20 +6,15 @@
 #![cfg(feature = "candle")]
 #![allow(clippy::unwrap_used)] // test helpers: a panic is the failure report
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use switchyard_embed::{BertEmbedder, Embedder, LoadSource, ResolvedModel, from_dir, resolve};
+use switchyard_embed::{BertEmbedder, Embedder, LoadSource, ResolvedModel, from_dir};
 
 const TEXT: &str = "roll back the payments deployment";
 
 fn model_copy() -> Option<(tempfile::TempDir, ResolvedModel)> {
-    let source = match resolve("minilm") {
-        Ok(m) => m,
-        Err(e) => {
-            assert!(std::env::var("SWITCHYARD_REQUIRE_MODELS").as_deref() != Ok("1"), "{e}");
-            eprintln!("skipping: {e}");
-            return None;
-        }
-    };
+    let source = common::model_or_skip("minilm")?;
     let dir = tempfile::tempdir().unwrap();
     for entry in std::fs::read_dir(&source.dir).unwrap().flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();

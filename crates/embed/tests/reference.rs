@@ -8,7 +8,9 @@
 #![allow(clippy::unwrap_used)] // test helpers: a panic is the failure report
 #![cfg(feature = "candle")]
 
-use switchyard_embed::{Embedder, resolve};
+mod common;
+
+use switchyard_embed::Embedder;
 
 fn fixture(name: &str) -> serde_json::Value {
     let path = format!("{}/../../tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
@@ -16,17 +18,8 @@ fn fixture(name: &str) -> serde_json::Value {
 }
 
 fn load_or_skip(name: &str) -> Option<switchyard_embed::BertEmbedder> {
-    match resolve(name) {
-        Ok(m) => Some(switchyard_embed::BertEmbedder::load(&m).expect("model loads")),
-        Err(e) => {
-            assert!(
-                std::env::var("SWITCHYARD_REQUIRE_MODELS").as_deref() != Ok("1"),
-                "SWITCHYARD_REQUIRE_MODELS=1 but {name} is missing: {e}"
-            );
-            eprintln!("skipping: {e}");
-            None
-        }
-    }
+    let m = common::model_or_skip(name)?;
+    Some(switchyard_embed::BertEmbedder::load(&m).expect("model loads"))
 }
 
 fn cosine(a: &[f32], b: &[f64]) -> f64 {

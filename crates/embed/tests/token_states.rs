@@ -6,24 +6,17 @@
 #![allow(clippy::unwrap_used)] // test helpers: a panic is the failure report
 #![cfg(feature = "candle")]
 
-use switchyard_embed::{BertEmbedder, EmbedOptions, Embedder, EngineChoice, resolve};
+mod common;
+
+use switchyard_embed::{BertEmbedder, EmbedOptions, Embedder, EngineChoice};
 
 fn load_or_skip(name: &str) -> Option<BertEmbedder> {
     load_with_or_skip(name, &EmbedOptions::default())
 }
 
 fn load_with_or_skip(name: &str, options: &EmbedOptions) -> Option<BertEmbedder> {
-    match resolve(name) {
-        Ok(m) => Some(BertEmbedder::load_with(&m, options).expect("model loads")),
-        Err(e) => {
-            assert!(
-                std::env::var("SWITCHYARD_REQUIRE_MODELS").as_deref() != Ok("1"),
-                "SWITCHYARD_REQUIRE_MODELS=1 but {name} is missing: {e}"
-            );
-            eprintln!("skipping: {e}");
-            None
-        }
-    }
+    let m = common::model_or_skip(name)?;
+    Some(BertEmbedder::load_with(&m, options).expect("model loads"))
 }
 
 const TEXTS: [&str; 5] = [

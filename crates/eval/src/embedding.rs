@@ -25,17 +25,28 @@ pub fn embed_many_as(
     stage: &str,
     progress: Progress<'_>,
 ) -> Result<Vec<Vec<f32>>> {
-    let mut order: Vec<usize> = (0..texts.len()).collect();
-    // Characters are a good enough proxy for tokens; ties keep input order (stable sort).
-    order.sort_by_key(|&i| texts[i].chars().count());
+    let order = by_length(texts);
     let sorted: Vec<String> = order.iter().map(|&i| texts[i].to_string()).collect();
     let report = |done: usize, all: usize| progress(stage, done, all);
     let vectors = switchyard_build_index::embed_all_as(embedder, &sorted, kind, Some(&report))?;
-    let mut out = vec![Vec::new(); texts.len()];
-    for (v, &i) in vectors.into_iter().zip(&order) {
-        out[i] = v;
+    Ok(in_input_order(vectors, &order))
+}
+
+/// The texts' indexes, shortest first. Characters are a good enough proxy for tokens; ties
+/// keep input order (stable sort).
+fn by_length(texts: &[&str]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..texts.len()).collect();
+    order.sort_by_key(|&i| texts[i].chars().count());
+    order
+}
+
+/// Results computed in `order` (from [`by_length`]), put back in input order.
+fn in_input_order<T>(sorted: Vec<T>, order: &[usize]) -> Vec<T> {
+    let mut out: Vec<Option<T>> = std::iter::repeat_with(|| None).take(order.len()).collect();
+    for (x, &i) in sorted.into_iter().zip(order) {
+        out[i] = Some(x);
     }
-    Ok(out)
+    out.into_iter().flatten().collect()
 }
 
 /// Tasks embedded once for every router of an evaluation: their vectors, and their token
@@ -64,8 +75,7 @@ impl TaskEmbeddings {
                 tokens: None,
             });
         }
-        let mut order: Vec<usize> = (0..texts.len()).collect();
-        order.sort_by_key(|&i| texts[i].chars().count());
+        let order = by_length(texts);
         let sorted: Vec<&str> = order.iter().map(|&i| texts[i]).collect();
         let done = std::sync::atomic::AtomicUsize::new(0);
         let chunks: Vec<Option<Vec<TokenStates>>> = sorted
@@ -84,11 +94,7 @@ impl TaskEmbeddings {
                 tokens: None,
             });
         };
-        let mut tokens: Vec<Option<TokenStates>> = vec![None; texts.len()];
-        for (t, &i) in kept.into_iter().flatten().zip(&order) {
-            tokens[i] = Some(t);
-        }
-        let tokens: Vec<TokenStates> = tokens.into_iter().flatten().collect();
+        let tokens = in_input_order(kept.into_iter().flatten().collect(), &order);
         let vectors = tokens.iter().map(|t| t.vector.clone()).collect();
         Ok(Self { vectors, tokens: Some(tokens) })
     }
@@ -99,5 +105,21 @@ impl TaskEmbeddings {
             Some(tokens) => router.prime_cache_with_tokens(task, tokens[i].clone()),
             None => router.prime_cache(task, self.vectors[i].clone()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{by_length, in_input_order};
+
+    #[test]
+    fn results_computed_shortest_first_come_back_in_input_order() {
+        let texts = ["a longer text", "short", "", "mid length", "short"];
+        let order = by_length(&texts);
+        assert_eq!(order, [2, 1, 4, 3, 0], "shortest first, ties in input order");
+        let sorted: Vec<String> = order.iter().map(|&i| texts[i].to_uppercase()).collect();
+        let back = in_input_order(sorted, &order);
+        let expected: Vec<String> = texts.iter().map(|t| t.to_uppercase()).collect();
+        assert_eq!(back, expected);
     }
 }
