@@ -548,6 +548,9 @@ fn late_interaction_compares_the_task_with_each_item_token_by_token() {
     assert_eq!(late.skills.items(), index.meta().skills.len());
     // Every tool has a card of several words, so several tokens.
     assert!(late.tools.offsets.windows(2).all(|w| w[1] - w[0] >= 3), "{:?}", late.tools.offsets);
+    // Each token keeps its id, so an item's own tokens are weighed too (the item's side).
+    assert_eq!(late.tools.ids.len(), late.tools.scales.len());
+    assert_eq!(late.skills.ids.len(), late.skills.scales.len());
 
     let counting = Counting::new(model.clone());
     let router = RouterBuilder::new(&path).cascade(false).build(counting.clone()).unwrap();

@@ -4,8 +4,8 @@
 //! run through the model once more, keeping the states of its content tokens; the item's tokens
 //! are all of its rows' tokens together. Each state is stored as `i8` with a scale of its own,
 //! a quarter of the `f32` size; the cosines the router takes over them move by well under a
-//! hundredth. The number of items holding each token id is stored too: the router weighs a
-//! task's token by how rare it is in the catalog.
+//! hundredth. Each token's id and the number of items holding each id are stored too: the
+//! router weighs a task's tokens, and an item's, by how rare they are in the catalog.
 
 use crate::{CHUNK, Result, TextKind};
 use rayon::prelude::*;
@@ -62,6 +62,7 @@ fn items(embedder: &dyn Embedder, texts: &[Vec<String>]) -> Result<LateItems> {
                 let (scale, values) = LateItems::quantize(row.state(i));
                 out.scales.push(scale);
                 out.states.extend(values);
+                out.ids.push(id);
                 ids.push(id);
             }
         }

@@ -318,6 +318,7 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
             "blend": l.blend,
             "tool_tokens": l.tools.scales.len(),
             "skill_tokens": l.skills.scales.len(),
+            "both_sides": !l.tools.ids.is_empty(),
         })),
         "adapter": index.adapter().map(|a| serde_json::json!({
             "id": a.id, "rank": a.rank, "trained_on": a.trained_on,
@@ -421,10 +422,15 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
     }
     match index.late() {
         Some(l) => println!(
-            "late       {:.2} of the dense score compares tokens one by one ({} tool and {} skill tokens)",
+            "late       {:.2} of the dense score compares tokens one by one ({} tool and {} skill tokens; {})",
             l.blend,
             l.tools.scales.len(),
-            l.skills.scales.len()
+            l.skills.scales.len(),
+            if l.tools.ids.is_empty() {
+                "the task's tokens against the item's only, built before format 12"
+            } else {
+                "the task's tokens against the item's and the item's against the task's"
+            }
         ),
         None => println!(
             "late       none (a model without a late-interaction share, a catalog over {} tokens, or built before format 11)",

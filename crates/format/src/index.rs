@@ -4,7 +4,7 @@ use crate::layout::{
 };
 use crate::matrix::MatrixView;
 use crate::{
-    AdapterMeta, CascadeMeta, FormatError, IndexMeta, LateMeta, LexicalScreenMeta,
+    AdapterMeta, CascadeMeta, FormatError, IndexMeta, LateIdsMeta, LateMeta, LexicalScreenMeta,
     ModeQuestionsMeta, QueryShiftMeta, Result, ScreenFamiliesMeta, ScreenMeta, ScreenTriageMeta,
     SelectionMeta, ThinkingMeta,
 };
@@ -180,7 +180,21 @@ impl Index {
             decode_optional(optional(SectionKind::ScreenFamilies), ScreenFamiliesMeta::decode)?;
         let mode_questions =
             decode_optional(optional(SectionKind::ModeQuestions), ModeQuestionsMeta::decode)?;
-        let late = decode_optional(optional(SectionKind::Late), LateMeta::decode)?;
+        let mut late = decode_optional(optional(SectionKind::Late), LateMeta::decode)?;
+        let late_ids = decode_optional(optional(SectionKind::LateIds), LateIdsMeta::decode)?;
+        match (late.as_mut(), late_ids) {
+            (Some(late), Some(ids)) => {
+                late.tools.ids = ids.tools;
+                late.skills.ids = ids.skills;
+            }
+            (None, Some(_)) => {
+                return Err(FormatError::BadMeta {
+                    path,
+                    message: "late_ids: present without a late section".into(),
+                });
+            }
+            _ => {}
+        }
         let index = Self {
             path,
             storage,

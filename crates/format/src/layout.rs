@@ -3,7 +3,7 @@
 /// The first 8 bytes of every index.
 pub const MAGIC: [u8; 8] = *b"SWYDIDX\0";
 /// The version this build writes.
-pub const FORMAT_VERSION: u32 = 11;
+pub const FORMAT_VERSION: u32 = 12;
 /// The oldest version this build reads.
 pub const OLDEST_SUPPORTED_VERSION: u32 = 1;
 /// Every section starts on a multiple of this many bytes.
@@ -81,11 +81,14 @@ pub enum SectionKind {
     /// bincode-encoded [`crate::LateMeta`]: the content-token states of each tools and skills
     /// item, for late interaction (optional; version 11 on; only beside `Selection`).
     Late,
+    /// bincode-encoded [`crate::LateIdsMeta`]: the token id of each state in `Late`, so the
+    /// router can weigh an item's own tokens (optional; version 12 on; only beside `Late`).
+    LateIds,
 }
 
 impl SectionKind {
     /// Every kind in file order.
-    pub const ALL: [SectionKind; 21] = [
+    pub const ALL: [SectionKind; 22] = [
         SectionKind::Tools,
         SectionKind::Skills,
         SectionKind::Modes,
@@ -107,6 +110,7 @@ impl SectionKind {
         SectionKind::ScreenFamilies,
         SectionKind::ModeQuestions,
         SectionKind::Late,
+        SectionKind::LateIds,
     ];
 
     /// The matrix kinds.
@@ -142,6 +146,7 @@ impl SectionKind {
             SectionKind::ScreenFamilies => 19,
             SectionKind::ModeQuestions => 20,
             SectionKind::Late => 21,
+            SectionKind::LateIds => 22,
         }
     }
 
@@ -174,6 +179,7 @@ impl SectionKind {
             SectionKind::ScreenFamilies => "screen_families",
             SectionKind::ModeQuestions => "mode_questions",
             SectionKind::Late => "late",
+            SectionKind::LateIds => "late_ids",
         }
     }
 
@@ -192,7 +198,8 @@ impl SectionKind {
             | SectionKind::ScreenTriage
             | SectionKind::ScreenFamilies
             | SectionKind::ModeQuestions
-            | SectionKind::Late => Dtype::U8,
+            | SectionKind::Late
+            | SectionKind::LateIds => Dtype::U8,
             SectionKind::StringOffsets => Dtype::U32,
             _ => Dtype::F32,
         }

@@ -39,12 +39,14 @@
 //! attacks each, only beside `screen`), then, optional from version 10 on, `mode_questions`
 //! (bincode [`ModeQuestionsMeta`]: how many of each mode's examples ask a question, only beside
 //! `selection`), then, optional from version 11 on, `late` (bincode [`LateMeta`]: each tools and
-//! skills item's content-token states for late interaction, only beside `selection`). Sections
-//! are written in that order. Version 1 files
+//! skills item's content-token states for late interaction, only beside `selection`), then,
+//! optional from version 12 on, `late_ids` (bincode [`LateIdsMeta`]: the token id of each of
+//! those states, only beside `late`). Sections are written in that order. Version 1 files
 //! (no cascade), version 2 files (no selection section), version 3 files (no screen section),
 //! version 4 files (no thinking modes), version 5 files (no lexical screen), version 6 files
 //! (no query shift), version 7 files (no screen triage), version 8 files (no family heads) and
-//! version 9 files (no mode questions) and version 10 files (no late interaction) still open.
+//! version 9 files (no mode questions), version 10 files (no late interaction) and version 11
+//! files (late interaction without token ids) still open.
 //!
 //! **Payloads**: every offset is a multiple of 64; matrices are row-major f32 with `stride` =
 //! `dim` rounded up to 16 floats, so each row starts on a 64-byte boundary; all padding is zero.
@@ -97,10 +99,10 @@ pub use crate::layout::{
 };
 pub use crate::matrix::{MatrixView, dot, dot_naive};
 pub use crate::meta::{
-    AdapterMeta, CascadeMeta, FusionMeta, IndexMeta, ItemMeta, LateItems, LateMeta, LexicalMeta,
-    LexicalScreenMeta, MIN_MODE_EXAMPLES, ModeCalibration, ModeMeta, ModeQuestionCount,
-    ModeQuestionsMeta, ModelMeta, PatternMeta, QueryShiftMeta, ScreenFamiliesMeta,
-    ScreenFamilyHead, ScreenHead, ScreenMeta, ScreenTriageMeta, SelectionMeta,
+    AdapterMeta, CascadeMeta, FusionMeta, IndexMeta, ItemMeta, LateIdsMeta, LateItems, LateMeta,
+    LexicalMeta, LexicalScreenMeta, MIN_MODE_EXAMPLES, ModeCalibration, ModeMeta,
+    ModeQuestionCount, ModeQuestionsMeta, ModelMeta, PatternMeta, QueryShiftMeta,
+    ScreenFamiliesMeta, ScreenFamilyHead, ScreenHead, ScreenMeta, ScreenTriageMeta, SelectionMeta,
     THINKING_PLACEHOLDER, ThinkingMeta, ThinkingModeMeta, Thresholds, WindowingMeta,
 };
 pub use crate::writer::{IndexWriter, write_atomic};

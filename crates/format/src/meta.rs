@@ -523,6 +523,10 @@ pub struct LateItems {
     /// `(token id, number of items holding it)`, sorted by id: a token every item holds says
     /// little about any of them.
     pub doc_freq: Vec<(u32, u32)>,
+    /// Each token's id, one per scale (version 12 on, stored in the `late_ids` section; empty
+    /// in an older index): the router weighs an item's own tokens by how rare they are.
+    #[serde(skip)]
+    pub ids: Vec<u32>,
 }
 
 impl LateItems {
@@ -550,6 +554,18 @@ impl LateItems {
 }
 
 bincode_codec!(LateMeta, "late interaction metadata");
+
+/// The `late_ids` section (version 12 on, only beside `late`): the token id of each state of
+/// [`LateMeta`], tools then skills. The index moves them into [`LateItems::ids`] on open.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct LateIdsMeta {
+    /// One id per tools token, in the order of [`LateMeta::tools`]' states.
+    pub tools: Vec<u32>,
+    /// One id per skills token, in the order of [`LateMeta::skills`]' states.
+    pub skills: Vec<u32>,
+}
+
+bincode_codec!(LateIdsMeta, "late interaction token ids");
 
 /// The query adapter the index was built with (optional section, version 4 on): the tools and
 /// skills rows are stored already mapped by it, and the router maps the task vector with it

@@ -474,6 +474,15 @@ pub(crate) fn late(index: &Index) -> Result<()> {
         if items.doc_freq.windows(2).any(|w| w[0].0 >= w[1].0) {
             return Err(bad(format!("{what} token frequencies are not sorted by id")));
         }
+        // Ids are absent in a version 11 index; when present, one per state, each counted.
+        if !items.ids.is_empty() {
+            if items.ids.len() != tokens {
+                return Err(bad(format!("{what}: {tokens} tokens but {} ids", items.ids.len())));
+            }
+            if let Some(id) = items.ids.iter().find(|&&id| items.doc_freq(id) == 0) {
+                return Err(bad(format!("{what}: token id {id} has no document frequency")));
+            }
+        }
     }
     Ok(())
 }

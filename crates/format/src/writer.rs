@@ -27,6 +27,7 @@ pub struct IndexWriter {
     screen_families: Option<Vec<u8>>,
     mode_questions: Option<Vec<u8>>,
     late: Option<Vec<u8>>,
+    late_ids: Option<Vec<u8>>,
 }
 
 impl IndexWriter {
@@ -49,6 +50,7 @@ impl IndexWriter {
             screen_families: None,
             mode_questions: None,
             late: None,
+            late_ids: None,
         }
     }
 
@@ -199,6 +201,11 @@ impl IndexWriter {
     /// section).
     pub fn late(&mut self, meta: &crate::LateMeta) -> Result<&mut Self> {
         self.late = Some(meta.encode()?);
+        // The ids go in a section of their own, so the `late` section reads as in version 11.
+        let ids =
+            crate::LateIdsMeta { tools: meta.tools.ids.clone(), skills: meta.skills.ids.clone() };
+        let any = !ids.tools.is_empty() || !ids.skills.is_empty();
+        self.late_ids = if any { Some(ids.encode()?) } else { None };
         Ok(self)
     }
 
@@ -323,6 +330,9 @@ impl IndexWriter {
                 ));
             }
             payloads.push((SectionKind::Late, late.clone(), 0, 0, 0));
+            if let Some(ids) = &self.late_ids {
+                payloads.push((SectionKind::LateIds, ids.clone(), 0, 0, 0));
+            }
         }
 
         let count = payloads.len();

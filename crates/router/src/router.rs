@@ -30,6 +30,9 @@ pub(crate) struct ItemTable {
     pub(crate) words: Vec<Vec<String>>,
     /// The lexical scorer (indexes with a selection section).
     pub(crate) bm25: Option<Bm25Scorer>,
+    /// The IDF weight of each of the items' late-interaction tokens, for the item's side of the
+    /// late score (empty without a late section or its token ids).
+    pub(crate) late_weights: Vec<f32>,
 }
 
 /// Which embedding space a vector lives in.
@@ -168,6 +171,12 @@ impl Router {
                     Bm25Scorer::new(match kind {
                         SectionKind::Tools => &sel.tools_lexical,
                         _ => &sel.skills_lexical,
+                    })
+                }),
+                late_weights: index.late().map_or_else(Vec::new, |l| {
+                    crate::late::item_token_weights(match kind {
+                        SectionKind::Tools => &l.tools,
+                        _ => &l.skills,
                     })
                 }),
             }

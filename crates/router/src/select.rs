@@ -211,6 +211,7 @@ impl Router {
                 crate::late::scores_into(
                     &tokens,
                     items,
+                    &table.late_weights,
                     l.dim as usize,
                     &mut scratch.late_best,
                     &mut scratch.late,

@@ -132,6 +132,7 @@ fn sample_late() -> LateMeta {
             states: (0..total * DIM).map(|i| (i % 200) as i8 - 100).collect(),
             scales: vec![0.01; total],
             doc_freq: vec![(5, 2), (9, 1)],
+            ids: (0..total).map(|i| if i % 2 == 0 { 5 } else { 9 }).collect(),
         }
     };
     LateMeta { blend: 0.5, dim: DIM as u32, tools: items(&[3, 1]), skills: items(&[2]) }
@@ -331,8 +332,9 @@ fn header_layout_matches_the_spec() {
     assert_eq!(u32::from_le_bytes(b[12..16].try_into().unwrap()), 64);
     assert_eq!(u64::from_le_bytes(b[16..24].try_into().unwrap()), FLAG_ROWS_NORMALISED);
     // 8 sections, plus static_rows, cascade, selection, screen, thinking_rows, thinking,
-    // screen_lexical, query_shift, screen_triage, screen_families, mode_questions and late.
-    assert_eq!(u32::from_le_bytes(b[24..28].try_into().unwrap()), 20);
+    // screen_lexical, query_shift, screen_triage, screen_families, mode_questions, late and
+    // late_ids.
+    assert_eq!(u32::from_le_bytes(b[24..28].try_into().unwrap()), 21);
     assert_eq!(u32::from_le_bytes(b[28..32].try_into().unwrap()), DIM as u32);
     assert_eq!(&b[32..48], &[0xab; 16]);
     assert_eq!(u64::from_le_bytes(b[48..56].try_into().unwrap()), b.len() as u64);
@@ -376,7 +378,7 @@ fn errors_are_distinct_and_verbatim() {
     b[8..12].copy_from_slice(&99u32.to_le_bytes());
     assert_eq!(
         open_err(&b),
-        "index <memory>: format version 99 is not supported (this build reads 1..=11); rebuild it with switchyard build-index"
+        "index <memory>: format version 99 is not supported (this build reads 1..=12); rebuild it with switchyard build-index"
     );
     let mut b = good.clone();
     b[28] ^= 1;

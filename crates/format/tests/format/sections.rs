@@ -149,6 +149,21 @@ fn late_interaction_round_trips_only_beside_a_selection_and_a_bad_one_is_refused
     let mut bad = sample_late();
     bad.tools.doc_freq.reverse();
     assert!(refused(bad).contains("late: tools token frequencies are not sorted by id"));
+    let mut bad = sample_late();
+    bad.skills.ids.pop();
+    assert!(refused(bad).contains("late: skills: 2 tokens but 1 ids"));
+    let mut bad = sample_late();
+    bad.tools.ids[1] = 7;
+    assert!(refused(bad).contains("late: tools: token id 7 has no document frequency"));
+    // A version 11 index has no ids: it still opens, and the router weighs the task's side only.
+    let mut old = sample_late();
+    (old.tools.ids, old.skills.ids) = (Vec::new(), Vec::new());
+    let mut w = sample_writer();
+    w.late(&old).unwrap();
+    let bytes = w.to_bytes().unwrap();
+    let index = Index::from_bytes(&bytes, &OpenOptions::new()).unwrap();
+    assert!(index.sections().iter().all(|s| s.kind != SectionKind::LateIds));
+    assert_eq!(index.late().unwrap(), &old);
     let mut w = IndexWriter::new(DIM, [0xab; 16]);
     w.late(&sample_late()).unwrap();
     w.matrix(SectionKind::Tools, unit(1)).unwrap();
