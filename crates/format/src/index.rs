@@ -181,19 +181,10 @@ impl Index {
         let mode_questions =
             decode_optional(optional(SectionKind::ModeQuestions), ModeQuestionsMeta::decode)?;
         let mut late = decode_optional(optional(SectionKind::Late), LateMeta::decode)?;
-        let late_ids = decode_optional(optional(SectionKind::LateIds), LateIdsMeta::decode)?;
-        match (late.as_mut(), late_ids) {
-            (Some(late), Some(ids)) => {
-                late.tools.ids = ids.tools;
-                late.skills.ids = ids.skills;
-            }
-            (None, Some(_)) => {
-                return Err(FormatError::BadMeta {
-                    path,
-                    message: "late_ids: present without a late section".into(),
-                });
-            }
-            _ => {}
+        if let Some(ids) = decode_optional(optional(SectionKind::LateIds), LateIdsMeta::decode)? {
+            let message = "late_ids: present without a late section".into();
+            let late = late.as_mut().ok_or(FormatError::BadMeta { path: path.clone(), message })?;
+            (late.tools.ids, late.skills.ids) = (ids.tools, ids.skills);
         }
         let index = Self {
             path,
