@@ -281,13 +281,13 @@ fn embed_reports_where_the_load_went() {
     let parts = ["resolve_ms", "weights_ms", "pack_ms", "tokenizer_ms"].map(step);
     assert!(parts.iter().all(|&x| x >= 0.0), "{parts:?}");
     // The tokenizer parses on its own thread while the weights are read and packed: the load
-    // takes at least the longer of the two branches and at most all of it in a row.
-    let [resolve, weights, pack, tokenizer] = parts;
+    // takes at least the longer of the two branches.
+    let [_resolve, weights, pack, tokenizer] = parts;
     let total = step("total_ms");
     assert!(total >= (weights + pack).max(tokenizer) - 1.0, "the load outlasts each branch: {v}");
-    // Resolving the model comes before both branches; starting and joining the tokenizer's
-    // thread is the only time outside the steps (a few ms on a loaded 2-core machine).
-    assert!(total <= resolve + weights + pack + tokenizer + 5.0, "no time goes unaccounted: {v}");
+    // No upper bound on the total: starting and joining the tokenizer's thread is time outside
+    // the steps, and on a loaded 2-core CI machine it once took 7.5 ms. Only causal bounds here
+    // (speed lives in benchmarks, never in tests).
     assert!(v["weights"].as_str().is_some_and(|w| !w.is_empty() && w != "none"), "{v}");
 }
 
