@@ -13,15 +13,16 @@ use switchyard_embed::{Embedder, TokenStates};
 use switchyard_format::{LateItems, LateMeta};
 use switchyard_manifest::Catalog;
 
-/// Most content tokens (tools and skills together) a catalog may have for the section to be
-/// written. A task's late scores cost about 0.1 ms per thousand tokens on two cores (AVX2), so
-/// this keeps them near 3 ms; larger catalogs (Seal-Tools' 4,076 tools hold 74,000 tokens)
-/// route without late interaction, as they did before it.
-pub const LATE_TOKEN_BUDGET: usize = 32_768;
+/// Most bytes of token states (tools and skills together, one byte a dimension) a catalog may
+/// have for the section to be written: 131,072 tokens of a 384-wide model. A route scores only
+/// its best items' tokens (the router's candidate cut), so this bounds the index's size and its
+/// opening, not routes: StableToolBench's 2,479 tools (124,000 tokens, 46 MiB) open in about
+/// 30 ms more than without the section. It stays under the index's 64 MiB limit on one section.
+pub const LATE_STATE_BUDGET: usize = 48 << 20;
 
 /// The section for `catalog` at the model's late-interaction share; `None` when the model's
-/// share is 0, the embedder keeps no token states, or the catalog has more tokens than
-/// [`LATE_TOKEN_BUDGET`].
+/// share is 0, the embedder keeps no token states, or the catalog's states pass
+/// [`LATE_STATE_BUDGET`].
 pub(crate) fn section(embedder: &dyn Embedder, catalog: &Catalog) -> Result<Option<LateMeta>> {
     let blend = embedder.info().late_interaction;
     if blend <= 0.0 || embedder.embed_with_tokens(&[""], false)?.is_none() {
@@ -31,11 +32,13 @@ pub(crate) fn section(embedder: &dyn Embedder, catalog: &Catalog) -> Result<Opti
     let skills: Vec<Vec<String>> = catalog.skills.iter().map(|s| s.texts()).collect();
     let (tools, skills) = (items(embedder, &tools)?, items(embedder, &skills)?);
     let tokens = tools.scales.len() + skills.scales.len();
-    if tokens > LATE_TOKEN_BUDGET {
+    let bytes = tokens * embedder.dim();
+    if bytes > LATE_STATE_BUDGET {
         tracing::info!(
             tokens,
-            budget = LATE_TOKEN_BUDGET,
-            "late interaction off: the catalog has more tokens than the budget"
+            bytes,
+            budget = LATE_STATE_BUDGET,
+            "late interaction off: the catalog's token states pass the budget"
         );
         return Ok(None);
     }

@@ -20,7 +20,7 @@
 mod cascade;
 mod family;
 mod late;
-pub use crate::late::LATE_TOKEN_BUDGET;
+pub use crate::late::LATE_STATE_BUDGET;
 mod logistic;
 mod query_shift;
 mod screen;
@@ -626,7 +626,7 @@ pub fn build_to_file(
         && existing.screen_triage().is_none_or(|t| t.max_miss == screen.options.triage_max_miss)
         && existing.screen_families().map_or(0.0, |f| f.family_fpr) == screen.options.family_fpr
         && existing.adapter().map(|a| a.id.clone()) == options.adapter.as_ref().map(|(_, a)| a.id())
-        // A catalog over the token budget has no late section whatever the model's share.
+        // A catalog over the states' budget has no late section whatever the model's share.
         && existing.late().is_none_or(|l| l.blend == embedder.info().late_interaction.min(1.0))
         && (embedder.info().late_interaction > 0.0 || existing.late().is_none())
     {

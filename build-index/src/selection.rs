@@ -33,8 +33,9 @@ use switchyard_lexical::{
 use switchyard_manifest::Catalog;
 
 /// Version of this calibration; bump it whenever the selection section's figures change for
-/// the same catalog and model, so cached and up-to-date checks rebuild.
-pub const BUILDER_VERSION: u32 = 6;
+/// the same catalog and model, so cached and up-to-date checks rebuild. (7: the late section's
+/// budget grew from 32,768 tokens to 48 MiB of states, so large catalogs gain one.)
+pub const BUILDER_VERSION: u32 = 7;
 /// How many of each mode's examples ask a question (see `switchyard_lexical::question`), in
 /// the catalog's mode order.
 pub fn mode_questions(catalog: &Catalog) -> ModeQuestionsMeta {

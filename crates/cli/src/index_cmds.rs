@@ -433,8 +433,8 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
             }
         ),
         None => println!(
-            "late       none (a model without a late-interaction share, a catalog over {} tokens, or built before format 11)",
-            switchyard_build_index::LATE_TOKEN_BUDGET
+            "late       none (a model without a late-interaction share, a catalog whose token states pass {} MiB, or built before format 11)",
+            switchyard_build_index::LATE_STATE_BUDGET >> 20
         ),
     }
     match index.selection() {

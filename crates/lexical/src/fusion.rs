@@ -35,7 +35,8 @@ fn min_max_into(scores: &[f32], out: &mut Vec<f32>) {
 }
 
 /// [`fuse_into`] with a late-interaction side: the dense side is `(1 - blend)` of the cosines
-/// and `blend` of the late scores, each min-max scaled over the task's items on its own.
+/// and `blend` of the late scores, each min-max scaled over the task's items on its own. An item
+/// whose late score is not a number was not scored: it takes the lowest (0) and no `late`.
 pub fn fuse_late_into(
     dense: &[f32],
     late: &[f32],
@@ -48,9 +49,9 @@ pub fn fuse_late_into(
     fuse_into(dense, bm25, weight, out);
     let mut scaled = Vec::with_capacity(late.len());
     min_max_into(late, &mut scaled);
-    for (f, &l) in out.iter_mut().zip(&scaled) {
+    for ((f, &l), raw) in out.iter_mut().zip(&scaled).zip(late) {
         let dense_side = (1.0 - blend) * f.dense + blend * l;
-        f.late = Some(l);
+        f.late = raw.is_finite().then_some(l);
         f.score = (1.0 - weight) * dense_side + weight * f.lexical;
     }
 }
@@ -108,6 +109,16 @@ mod tests {
         assert!(out[0].score > out[1].score);
         fuse_into(&[0.9, 0.3], &[1.0, 5.0], 1.0, &mut out);
         assert!(out[0].score < out[1].score);
+    }
+
+    #[test]
+    fn an_item_without_a_late_score_takes_the_lowest_and_shows_none() {
+        let mut out = Vec::new();
+        fuse_late_into(&[0.9, 0.5, 0.7], &[0.6, f32::NAN, 0.8], 0.5, &[0.0; 3], 0.0, &mut out);
+        assert_eq!(out.iter().map(|f| f.late).collect::<Vec<_>>(), [Some(0.0), None, Some(1.0)]);
+        // Its dense side is its cosine's share alone: item 1's scaled cosine is 0.
+        assert_eq!(out[1].score, 0.0);
+        assert!((out[2].score - (0.5 * 0.5 + 0.5)).abs() < 1e-6, "{out:?}");
     }
 
     #[test]

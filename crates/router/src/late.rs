@@ -68,18 +68,25 @@ impl TaskTokens {
     }
 }
 
+/// Most items a route computes late scores for. Past it, only the best items of the fusion
+/// without the late side are scored, so a route's cost stops growing with the catalog. Measured
+/// in a replica on Seal-Tools `dev` (4,076 tools), both sides: recall@5 0.878 over every item,
+/// 0.877 over the best 100, 0.872 over the best 50.
+pub(crate) const LATE_CANDIDATES: usize = 100;
+
 /// `out[item]` = the task's late score against each item of `items` (0 for an item without
-/// tokens). `item_weights` are [`item_token_weights`] (empty: the task's side only). `best` is
-/// scratch space, kept across calls.
+/// tokens; NaN for an item `only` leaves out). `item_weights` are [`item_token_weights`]
+/// (empty: the task's side only). `best` is scratch space, kept across calls.
 pub(crate) fn scores_into(
     task: &TaskTokens,
     items: &LateItems,
     item_weights: &[f32],
     dim: usize,
+    only: Option<&[bool]>,
     best: &mut Vec<f32>,
     out: &mut Vec<f32>,
 ) {
-    let sides = Sides { items, item_weights, dim };
+    let sides = Sides { items, item_weights, dim, only };
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2, checked just above.
@@ -95,6 +102,8 @@ struct Sides<'a> {
     /// One weight per token of `items`, or none.
     item_weights: &'a [f32],
     dim: usize,
+    /// Per item: whether to score it (`None`: every item).
+    only: Option<&'a [bool]>,
 }
 
 /// [`scores_with`] over [`dots_avx2`] (LLVM does not find 16-bit multiply-adds in the portable
@@ -125,8 +134,12 @@ fn scores_with(
     let mut row = vec![0i16; dim];
     let mut products = vec![0i32; task.len()];
     out.clear();
-    for range in items.offsets.windows(2) {
+    for (item, range) in items.offsets.windows(2).enumerate() {
         let (start, end) = (range[0] as usize, range[1] as usize);
+        if sides.only.is_some_and(|only| !only[item]) {
+            out.push(f32::NAN);
+            continue;
+        }
         if start == end || total_weight <= 0.0 {
             out.push(0.0);
             continue;
@@ -291,7 +304,7 @@ mod tests {
             TaskTokens::new(&task(&[(9, [1.0, 0.0, 0.0, 0.0]), (8, [0.0, 1.0, 0.0, 0.0])]), &cat)
                 .unwrap();
         let (mut best, mut out) = (Vec::new(), Vec::new());
-        scores_into(&t, &cat, &[], 4, &mut best, &mut out);
+        scores_into(&t, &cat, &[], 4, None, &mut best, &mut out);
         // Both task tokens meet a token of item 0 exactly; none meets item 1's.
         assert!((out[0] - 1.0).abs() < 0.01, "{out:?}");
         assert!(out[1].abs() < 0.01, "{out:?}");
@@ -309,7 +322,7 @@ mod tests {
                 .unwrap();
         assert!(t.weights[0] < t.weights[1]);
         let (mut best, mut out) = (Vec::new(), Vec::new());
-        scores_into(&t, &cat, &[], 4, &mut best, &mut out);
+        scores_into(&t, &cat, &[], 4, None, &mut best, &mut out);
         // Item 1 matches only the common token: under half the weight.
         assert!(out[0] > 0.99 && out[1] < 0.5, "{out:?}");
     }
@@ -331,14 +344,30 @@ mod tests {
                 .unwrap();
         let (mut best, mut out) = (Vec::new(), Vec::new());
         // The task's side alone: every task token is met in both items.
-        scores_into(&t, &cat, &[], 4, &mut best, &mut out);
+        scores_into(&t, &cat, &[], 4, None, &mut best, &mut out);
         assert!((out[0] - out[1]).abs() < 0.01 && out[0] > 0.99, "{out:?}");
         // With the item's side, half of item 0's weight is unmet.
         let weights = item_token_weights(&cat);
         assert_eq!(weights.len(), 6);
-        scores_into(&t, &cat, &weights, 4, &mut best, &mut out);
+        scores_into(&t, &cat, &weights, 4, None, &mut best, &mut out);
         assert!(out[1] > 0.99, "{out:?}");
         assert!(out[0] < 1.0 - 0.4 * ITEM_SIDE, "{out:?}");
+    }
+
+    #[test]
+    fn an_item_left_out_of_the_candidates_is_not_scored_and_the_rest_score_as_before() {
+        let cat = items(&[
+            &[(1, [1.0, 0.0, 0.0, 0.0])],
+            &[(2, [0.0, 1.0, 0.0, 0.0])],
+            &[(3, [0.6, 0.8, 0.0, 0.0])],
+        ]);
+        let t = TaskTokens::new(&task(&[(1, [1.0, 0.0, 0.0, 0.0])]), &cat).unwrap();
+        let weights = item_token_weights(&cat);
+        let (mut best, mut all, mut some) = (Vec::new(), Vec::new(), Vec::new());
+        scores_into(&t, &cat, &weights, 4, None, &mut best, &mut all);
+        scores_into(&t, &cat, &weights, 4, Some(&[true, false, true]), &mut best, &mut some);
+        assert!(some[1].is_nan(), "{some:?}");
+        assert_eq!((some[0], some[2]), (all[0], all[2]));
     }
 
     #[test]

@@ -69,6 +69,10 @@ pub struct Scratch {
     /// Per item: the late score; and per task token, its best cosine in the current item.
     pub(crate) late: Vec<f32>,
     pub(crate) late_best: Vec<f32>,
+    /// In a catalog of more than [`crate::late::LATE_CANDIDATES`] items: per item, whether its
+    /// late score is computed; and the items in order, to find them.
+    pub(crate) late_only: Vec<bool>,
+    pub(crate) late_order: Vec<u32>,
 }
 
 /// A task's embedding as the cache keeps it: the vector, and its token states when the index

@@ -13,7 +13,7 @@ use crate::decision::{DropReason, Dropped, GateCheck, Selected, SelectedBy, Sign
 use crate::kernels;
 use crate::router::{ItemTable, Pick, Router, Scratch, Space};
 use switchyard_format::{FusionMeta, ItemMeta, SectionKind};
-use switchyard_lexical::{fuse_into, fuse_late_into, standard_scores_into};
+use switchyard_lexical::{Fused, fuse_into, fuse_late_into, standard_scores_into};
 
 /// What one hybrid selection needs besides the table.
 pub(crate) struct HybridInput<'a> {
@@ -208,11 +208,23 @@ impl Router {
         });
         match task_tokens {
             Some((l, items, tokens)) => {
+                // A large catalog: only the best items of the fusion without the late side.
+                let only = (items.items() > crate::late::LATE_CANDIDATES).then(|| {
+                    fuse_into(&scratch.cosines, &scratch.lexical.bm25, weight, &mut scratch.fused);
+                    best_items_into(
+                        &scratch.fused,
+                        crate::late::LATE_CANDIDATES,
+                        &mut scratch.late_order,
+                        &mut scratch.late_only,
+                    );
+                    &scratch.late_only[..]
+                });
                 crate::late::scores_into(
                     &tokens,
                     items,
                     &table.late_weights,
                     l.dim as usize,
+                    only,
                     &mut scratch.late_best,
                     &mut scratch.late,
                 );
@@ -389,5 +401,42 @@ impl Router {
             matched_text: self.index.row_text(table.kind, row as usize).to_string(),
             signals: None,
         }
+    }
+}
+
+/// `only[item]` = whether `item` is among the `k` best of `fused` (ties to the earlier item, so
+/// the choice never depends on the sort). `order` is scratch space.
+fn best_items_into(fused: &[Fused], k: usize, order: &mut Vec<u32>, only: &mut Vec<bool>) {
+    order.clear();
+    order.extend(0..fused.len() as u32);
+    only.clear();
+    only.resize(fused.len(), false);
+    if k < order.len() {
+        let score = |i: u32| fused[i as usize].score;
+        order.select_nth_unstable_by(k, |&a, &b| score(b).total_cmp(&score(a)).then(a.cmp(&b)));
+    }
+    for &i in order.iter().take(k) {
+        only[i as usize] = true;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fused(scores: &[f32]) -> Vec<Fused> {
+        scores.iter().map(|&score| Fused { dense: 0.0, late: None, lexical: 0.0, score }).collect()
+    }
+
+    #[test]
+    fn the_late_candidates_are_the_best_fused_items_ties_to_the_earlier() {
+        let (mut order, mut only) = (Vec::new(), Vec::new());
+        best_items_into(&fused(&[0.2, 0.9, 0.5, 0.9, 0.1]), 2, &mut order, &mut only);
+        assert_eq!(only, [false, true, false, true, false]);
+        best_items_into(&fused(&[0.5, 0.9, 0.5, 0.5]), 2, &mut order, &mut only);
+        assert_eq!(only, [true, true, false, false]);
+        // Fewer items than candidates: all of them.
+        best_items_into(&fused(&[0.3, 0.1]), 5, &mut order, &mut only);
+        assert_eq!(only, [true, true]);
     }
 }
