@@ -54,6 +54,7 @@ fn items(embedder: &dyn Embedder, texts: &[Vec<String>]) -> Result<LateItems> {
     let mut examples = states(embedder, &examples, TextKind::Query)?.into_iter();
     let dim = embedder.dim();
     let mut out = LateItems { offsets: vec![0], ..LateItems::default() };
+    let mut states: Vec<i8> = Vec::new();
     let mut holders: std::collections::BTreeMap<u32, u32> = Default::default();
     let mut cards = cards.into_iter();
     for rows in texts {
@@ -64,7 +65,7 @@ fn items(embedder: &dyn Embedder, texts: &[Vec<String>]) -> Result<LateItems> {
             for (i, &id) in row.ids.iter().enumerate() {
                 let (scale, values) = LateItems::quantize(row.state(i));
                 out.scales.push(scale);
-                out.states.extend(values);
+                states.extend(values);
                 out.ids.push(id);
                 ids.push(id);
             }
@@ -76,7 +77,8 @@ fn items(embedder: &dyn Embedder, texts: &[Vec<String>]) -> Result<LateItems> {
         }
         out.offsets.push(out.scales.len() as u32);
     }
-    debug_assert_eq!(out.states.len(), out.scales.len() * dim);
+    debug_assert_eq!(states.len(), out.scales.len() * dim);
+    out.states = states.into();
     out.doc_freq = holders.into_iter().collect();
     Ok(out)
 }

@@ -9,6 +9,7 @@ use crate::{
     SelectionMeta, ThinkingMeta,
 };
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Options for [`Index::open`].
 #[derive(Debug, Clone)]
@@ -75,9 +76,13 @@ pub struct Section {
 }
 
 enum Storage {
-    Mmap(memmap2::Mmap),
+    /// Shared with the `late` section's states, which are read in place.
+    Mmap(Arc<memmap2::Mmap>),
     // u32 backing keeps the buffer 4-byte aligned so f32 views cast without copying.
-    Owned { words: Vec<u32>, len: usize },
+    Owned {
+        words: Vec<u32>,
+        len: usize,
+    },
 }
 
 impl Storage {
@@ -144,7 +149,7 @@ impl Index {
         // mmap reader, e.g. ripgrep's).
         let map = unsafe { memmap2::Mmap::map(&file) }
             .map_err(|e| FormatError::Io { path: path.to_path_buf(), source: e })?;
-        Self::parse(path.to_path_buf(), Storage::Mmap(map), options)
+        Self::parse(path.to_path_buf(), Storage::Mmap(Arc::new(map)), options)
     }
 
     /// Validates an index held in memory (tests, embedded indexes).
@@ -180,7 +185,14 @@ impl Index {
             decode_optional(optional(SectionKind::ScreenFamilies), ScreenFamiliesMeta::decode)?;
         let mode_questions =
             decode_optional(optional(SectionKind::ModeQuestions), ModeQuestionsMeta::decode)?;
-        let mut late = decode_optional(optional(SectionKind::Late), LateMeta::decode)?;
+        let mut late = match &storage {
+            Storage::Mmap(map) => decode_optional(optional(SectionKind::Late), |section| {
+                crate::late_states::decode_mapped(section, map)
+            })?,
+            Storage::Owned { .. } => {
+                decode_optional(optional(SectionKind::Late), LateMeta::decode)?
+            }
+        };
         if let Some(ids) = decode_optional(optional(SectionKind::LateIds), LateIdsMeta::decode)? {
             let message = "late_ids: present without a late section".into();
             let late = late.as_mut().ok_or(FormatError::BadMeta { path: path.clone(), message })?;
@@ -434,7 +446,7 @@ fn us(n: u64) -> usize {
 /// naming the section.
 fn decode_optional<T>(
     (path, bytes, sections, kind): (&PathBuf, &[u8], &[Section], SectionKind),
-    decode: fn(&[u8]) -> std::result::Result<T, String>,
+    decode: impl Fn(&[u8]) -> std::result::Result<T, String>,
 ) -> Result<Option<T>> {
     sections
         .iter()

@@ -100,7 +100,7 @@ pub use crate::layout::{
 pub use crate::matrix::{MatrixView, dot, dot_naive};
 pub use crate::meta::{
     AdapterMeta, CascadeMeta, FusionMeta, IndexMeta, ItemMeta, LateIdsMeta, LateItems, LateMeta,
-    LexicalMeta, LexicalScreenMeta, MIN_MODE_EXAMPLES, ModeCalibration, ModeMeta,
+    LateStates, LexicalMeta, LexicalScreenMeta, MIN_MODE_EXAMPLES, ModeCalibration, ModeMeta,
     ModeQuestionCount, ModeQuestionsMeta, ModelMeta, PatternMeta, QueryShiftMeta,
     ScreenFamiliesMeta, ScreenFamilyHead, ScreenHead, ScreenMeta, ScreenTriageMeta, SelectionMeta,
     THINKING_PLACEHOLDER, ThinkingMeta, ThinkingModeMeta, Thresholds, WindowingMeta,
@@ -109,6 +109,7 @@ pub use crate::writer::{IndexWriter, write_atomic};
 
 mod error;
 mod index;
+mod late_states;
 mod layout;
 mod matrix;
 mod meta;

@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::late_states::LateStates;
+
 /// The model an index was built with.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModelMeta {
@@ -516,10 +518,8 @@ pub struct LateItems {
     /// Item `i`'s tokens are `offsets[i]..offsets[i + 1]` (one more offset than items).
     pub offsets: Vec<u32>,
     /// Each token's unit-length state, rounded to `i8` after dividing by its scale
-    /// (`dim` values per token). Encoded as bytes (the same layout as a sequence of `i8`), so
-    /// a large catalog's states decode in one copy rather than one call a value.
-    #[serde(with = "i8_bytes")]
-    pub states: Vec<i8>,
+    /// (`dim` values per token); read in place from a mapped index.
+    pub states: LateStates,
     /// One scale per token: the state is `scale * states[token]`.
     pub scales: Vec<f32>,
     /// `(token id, number of items holding it)`, sorted by id: a token every item holds says
@@ -630,88 +630,3 @@ pub struct ThinkingMeta {
     pub calibration: ModeCalibration,
 }
 bincode_codec!(ThinkingMeta, "thinking metadata");
-
-/// `Vec<i8>` as serde bytes. bincode writes bytes and a sequence of `i8` alike (a length, then
-/// one byte each), so indexes written either way read the same; bytes decode in one copy.
-mod i8_bytes {
-    use serde::{Deserializer, Serializer, de};
-
-    pub(super) fn serialize<S: Serializer>(
-        values: &[i8],
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        serializer.serialize_bytes(bytemuck::cast_slice(values))
-    }
-
-    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
-        deserializer: D,
-    ) -> Result<Vec<i8>, D::Error> {
-        deserializer.deserialize_byte_buf(Bytes)
-    }
-
-    struct Bytes;
-
-    impl<'de> de::Visitor<'de> for Bytes {
-        type Value = Vec<i8>;
-
-        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.write_str("bytes of i8 values")
-        }
-
-        fn visit_byte_buf<E: de::Error>(self, bytes: Vec<u8>) -> Result<Vec<i8>, E> {
-            // In place: the same allocation, each byte read as the `i8` it was written from.
-            Ok(bytes.into_iter().map(|b| b.cast_signed()).collect())
-        }
-
-        fn visit_bytes<E: de::Error>(self, bytes: &[u8]) -> Result<Vec<i8>, E> {
-            Ok(bytemuck::cast_slice(bytes).to_vec())
-        }
-
-        fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<i8>, A::Error> {
-            let mut values = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1 << 20));
-            while let Some(v) = seq.next_element::<i8>()? {
-                values.push(v);
-            }
-            Ok(values)
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The layout `LateItems` had when its states were a plain `Vec<i8>` (format 11 and 12).
-    #[derive(Serialize)]
-    struct AsSequence {
-        offsets: Vec<u32>,
-        states: Vec<i8>,
-        scales: Vec<f32>,
-        doc_freq: Vec<(u32, u32)>,
-    }
-
-    #[test]
-    fn states_as_bytes_keep_the_layout_of_a_sequence_of_i8() {
-        let states: Vec<i8> =
-            (0..300u16).map(|i| i8::from_ne_bytes([(i * 37).to_le_bytes()[0]])).collect();
-        let items = LateItems {
-            offsets: vec![0, 2, 3],
-            states: states.clone(),
-            scales: vec![0.5, 0.25, 1.0],
-            doc_freq: vec![(7, 2), (9, 1)],
-            ids: Vec::new(),
-        };
-        let config = bincode::config::standard();
-        let old = AsSequence {
-            offsets: items.offsets.clone(),
-            states,
-            scales: items.scales.clone(),
-            doc_freq: items.doc_freq.clone(),
-        };
-        let written = bincode::serde::encode_to_vec(&items, config).unwrap();
-        assert_eq!(written, bincode::serde::encode_to_vec(&old, config).unwrap());
-        let (read, used): (LateItems, usize) =
-            bincode::serde::decode_from_slice(&written, config).unwrap();
-        assert_eq!((read, used), (items, written.len()));
-    }
-}

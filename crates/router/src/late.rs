@@ -267,13 +267,14 @@ mod tests {
     /// Items of `dim` 4 from their tokens' (id, state) pairs.
     fn items(tokens: &[&[(u32, [f32; 4])]]) -> LateItems {
         let mut out = LateItems { offsets: vec![0], ..LateItems::default() };
+        let mut states = Vec::new();
         let mut df = std::collections::BTreeMap::<u32, u32>::new();
         for item in tokens {
             let mut ids = Vec::new();
             for (id, s) in item.iter() {
                 let (scale, q) = LateItems::quantize(&unit(s));
                 out.scales.push(scale);
-                out.states.extend(q);
+                states.extend(q);
                 out.ids.push(*id);
                 ids.push(*id);
             }
@@ -283,6 +284,7 @@ mod tests {
             out.offsets.push(out.scales.len() as u32);
         }
         out.doc_freq = df.into_iter().collect();
+        out.states = states.into();
         out
     }
 

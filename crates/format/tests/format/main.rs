@@ -129,7 +129,7 @@ fn sample_late() -> LateMeta {
         let total = *offsets.last().unwrap() as usize;
         LateItems {
             offsets,
-            states: (0..total * DIM).map(|i| (i % 200) as i8 - 100).collect(),
+            states: (0..total * DIM).map(|i| (i % 200) as i8 - 100).collect::<Vec<i8>>().into(),
             scales: vec![0.01; total],
             doc_freq: vec![(5, 2), (9, 1)],
             ids: (0..total).map(|i| if i % 2 == 0 { 5 } else { 9 }).collect(),

@@ -174,6 +174,30 @@ fn late_interaction_round_trips_only_beside_a_selection_and_a_bad_one_is_refused
 }
 
 #[test]
+fn an_index_opened_from_a_file_reads_the_late_states_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("late.idx");
+    sample_writer().write(&path).unwrap();
+    let index = Index::open(&path, &OpenOptions::new()).unwrap();
+    let late = index.late().unwrap();
+    assert!(late.tools.states.is_mapped() && late.skills.states.is_mapped());
+    assert_eq!(late, &sample_late());
+    // Held in memory, the states are a copy, equal to the mapped ones.
+    let held = Index::from_bytes(&std::fs::read(&path).unwrap(), &OpenOptions::new()).unwrap();
+    assert!(!held.late().unwrap().tools.states.is_mapped());
+    assert_eq!(held.late(), index.late());
+    // Too few states for the tokens is refused from a file too, naming the section.
+    let mut bad = sample_late();
+    let short: Vec<i8> = bad.tools.states[1..].to_vec();
+    bad.tools.states = short.into();
+    let mut w = sample_writer();
+    w.late(&bad).unwrap();
+    w.write(&path).unwrap();
+    let e = Index::open(&path, &OpenOptions::new()).unwrap_err().to_string();
+    assert!(e.contains("late: tools: 4 tokens but 4 scales and 63 values"), "{e}");
+}
+
+#[test]
 fn the_query_shift_round_trips_only_beside_a_selection_with_one_value_per_row() {
     let index =
         Index::from_bytes(&sample_writer().to_bytes().unwrap(), &OpenOptions::new()).unwrap();
