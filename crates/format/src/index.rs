@@ -185,14 +185,9 @@ impl Index {
             decode_optional(optional(SectionKind::ScreenFamilies), ScreenFamiliesMeta::decode)?;
         let mode_questions =
             decode_optional(optional(SectionKind::ModeQuestions), ModeQuestionsMeta::decode)?;
-        let mut late = match &storage {
-            Storage::Mmap(map) => decode_optional(optional(SectionKind::Late), |section| {
-                crate::late_states::decode_mapped(section, map)
-            })?,
-            Storage::Owned { .. } => {
-                decode_optional(optional(SectionKind::Late), LateMeta::decode)?
-            }
-        };
+        let map = if let Storage::Mmap(map) = &storage { Some(map) } else { None };
+        let late_decode = |section: &[u8]| crate::late_states::decode(section, map);
+        let mut late = decode_optional(optional(SectionKind::Late), late_decode)?;
         if let Some(ids) = decode_optional(optional(SectionKind::LateIds), LateIdsMeta::decode)? {
             let message = "late_ids: present without a late section".into();
             let late = late.as_mut().ok_or(FormatError::BadMeta { path: path.clone(), message })?;

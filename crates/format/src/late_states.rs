@@ -153,12 +153,21 @@ impl ItemsInPlace<'_> {
     }
 }
 
+/// Decodes a `late` section: from a mapped file (`section` is a slice of `map`), its states read
+/// in place; from memory, copied.
+pub(crate) fn decode(
+    section: &[u8],
+    map: Option<&Arc<memmap2::Mmap>>,
+) -> Result<crate::LateMeta, String> {
+    match map {
+        Some(map) => decode_mapped(section, map),
+        None => crate::LateMeta::decode(section),
+    }
+}
+
 /// Decodes a `late` section lying in `map` (`section` is a slice of it), its states read in
 /// place rather than copied.
-pub(crate) fn decode_mapped(
-    section: &[u8],
-    map: &Arc<memmap2::Mmap>,
-) -> Result<crate::LateMeta, String> {
+fn decode_mapped(section: &[u8], map: &Arc<memmap2::Mmap>) -> Result<crate::LateMeta, String> {
     let (late, used) = bincode::serde::borrow_decode_from_slice::<LateInPlace<'_>, _>(
         section,
         bincode::config::standard().with_limit::<{ 64 << 20 }>(),
