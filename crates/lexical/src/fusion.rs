@@ -20,54 +20,49 @@ pub struct Fused {
     pub score: f32,
 }
 
-/// `scores` min-max scaled over the task's items into `out` (0 for all when they are equal or
-/// none is finite).
-fn min_max_into(scores: &[f32], out: &mut Vec<f32>) {
+/// The lowest finite score and the span up to the highest, for min-max scaling over the task's
+/// items (a span of 0 when they are equal or none is finite).
+fn finite_range(scores: &[f32]) -> (f32, f32) {
     let (lo, hi) = scores
         .iter()
         .filter(|x| x.is_finite())
         .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &x| (lo.min(x), hi.max(x)));
-    let span = hi - lo;
-    out.clear();
-    out.extend(
-        scores.iter().map(|&d| if span > 0.0 && d.is_finite() { (d - lo) / span } else { 0.0 }),
-    );
+    if hi > lo { (lo, hi - lo) } else { (0.0, 0.0) }
 }
 
-/// [`fuse_into`] with a late-interaction side: the dense side is `(1 - blend)` of the cosines
-/// and `blend` of the late scores, each min-max scaled over the task's items on its own. An item
-/// whose late score is not a number was not scored: it takes the lowest (0) and no `late`.
-pub fn fuse_late_into(
-    dense: &[f32],
-    late: &[f32],
-    blend: f32,
-    bm25: &[f32],
-    weight: f32,
-    out: &mut Vec<Fused>,
-) {
-    debug_assert_eq!(dense.len(), late.len());
-    fuse_into(dense, bm25, weight, out);
-    let mut scaled = Vec::with_capacity(late.len());
-    min_max_into(late, &mut scaled);
-    for ((f, &l), raw) in out.iter_mut().zip(&scaled).zip(late) {
-        let dense_side = (1.0 - blend) * f.dense + blend * l;
-        f.late = raw.is_finite().then_some(l);
-        f.score = (1.0 - weight) * dense_side + weight * f.lexical;
-    }
+/// `x` min-max scaled by a [`finite_range`]: 0 when there is no span or `x` is not finite.
+fn scaled(x: f32, (lo, span): (f32, f32)) -> f32 {
+    if span > 0.0 && x.is_finite() { (x - lo) / span } else { 0.0 }
 }
 
 /// Fuses per-item dense scores (cosines) and BM25 scores into `out`, with `weight` on the
 /// lexical side.
 pub fn fuse_into(dense: &[f32], bm25: &[f32], weight: f32, out: &mut Vec<Fused>) {
     debug_assert_eq!(dense.len(), bm25.len());
-    let mut scaled = Vec::with_capacity(dense.len());
-    min_max_into(dense, &mut scaled);
+    let range = finite_range(dense);
     let lexical_max = bm25.iter().copied().fold(0.0f32, f32::max);
     out.clear();
-    out.extend(scaled.iter().zip(bm25).map(|(&dense, &b)| {
+    out.extend(dense.iter().zip(bm25).map(|(&d, &b)| {
+        let dense = scaled(d, range);
         let lexical = if lexical_max > 0.0 { (b / lexical_max).min(1.0) } else { 0.0 };
         Fused { dense, late: None, lexical, score: (1.0 - weight) * dense + weight * lexical }
     }));
+}
+
+/// Adds a late-interaction side to a fusion [`fuse_into`] made over the same items with the
+/// same `weight`: the dense side becomes `(1 - blend)` of the cosines and `blend` of the late
+/// scores, each min-max scaled over the task's items on its own. An item whose late score is
+/// not a number was not scored: it takes the lowest (0) and no `late`. Taking the fusion
+/// rather than remaking it lets a large catalog pick its late candidates from the same one.
+pub fn add_late_side(fused: &mut [Fused], late: &[f32], blend: f32, weight: f32) {
+    debug_assert_eq!(fused.len(), late.len());
+    let range = finite_range(late);
+    for (f, &raw) in fused.iter_mut().zip(late) {
+        let l = scaled(raw, range);
+        let dense_side = (1.0 - blend) * f.dense + blend * l;
+        f.late = raw.is_finite().then_some(l);
+        f.score = (1.0 - weight) * dense_side + weight * f.lexical;
+    }
 }
 
 /// Standard scores of `scores` (how far each stands above the task's mean item, in standard
@@ -114,7 +109,8 @@ mod tests {
     #[test]
     fn an_item_without_a_late_score_takes_the_lowest_and_shows_none() {
         let mut out = Vec::new();
-        fuse_late_into(&[0.9, 0.5, 0.7], &[0.6, f32::NAN, 0.8], 0.5, &[0.0; 3], 0.0, &mut out);
+        fuse_into(&[0.9, 0.5, 0.7], &[0.0; 3], 0.0, &mut out);
+        add_late_side(&mut out, &[0.6, f32::NAN, 0.8], 0.5, 0.0);
         assert_eq!(out.iter().map(|f| f.late).collect::<Vec<_>>(), [Some(0.0), None, Some(1.0)]);
         // Its dense side is its cosine's share alone: item 1's scaled cosine is 0.
         assert_eq!(out[1].score, 0.0);
@@ -126,16 +122,19 @@ mod tests {
         let mut out = Vec::new();
         // Cosines prefer item 0, late scores item 1; lexical says nothing.
         let (dense, late, bm25) = ([0.9, 0.5], [0.6, 0.8], [0.0, 0.0]);
-        fuse_late_into(&dense, &late, 0.5, &bm25, 0.3, &mut out);
+        fuse_into(&dense, &bm25, 0.3, &mut out);
+        add_late_side(&mut out, &late, 0.5, 0.3);
         assert_eq!(out[0].late, Some(0.0));
         assert_eq!(out[1].late, Some(1.0));
         assert!((out[0].score - 0.35).abs() < 1e-6 && (out[1].score - 0.35).abs() < 1e-6);
         // Blend 0 is the plain fusion, blend 1 ranks the dense side by the late scores alone.
         let mut plain = Vec::new();
         fuse_into(&dense, &bm25, 0.3, &mut plain);
-        fuse_late_into(&dense, &late, 0.0, &bm25, 0.3, &mut out);
+        out.clone_from(&plain);
+        add_late_side(&mut out, &late, 0.0, 0.3);
         assert!(out.iter().zip(&plain).all(|(a, b)| a.score == b.score));
-        fuse_late_into(&dense, &late, 1.0, &bm25, 0.3, &mut out);
+        out.clone_from(&plain);
+        add_late_side(&mut out, &late, 1.0, 0.3);
         assert!(out[1].score > out[0].score);
     }
 

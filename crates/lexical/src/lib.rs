@@ -37,4 +37,4 @@ pub use crate::triage::LexicalTriage;
 pub use switchyard_format::LexicalMeta;
 
 mod fusion;
-pub use crate::fusion::{Fused, fuse_into, fuse_late_into, standard_scores_into};
+pub use crate::fusion::{Fused, add_late_side, fuse_into, standard_scores_into};

@@ -13,7 +13,7 @@ use crate::decision::{DropReason, Dropped, GateCheck, Selected, SelectedBy, Sign
 use crate::kernels;
 use crate::router::{ItemTable, Pick, Router, Scratch, Space};
 use switchyard_format::{FusionMeta, ItemMeta, SectionKind};
-use switchyard_lexical::{Fused, fuse_into, fuse_late_into, standard_scores_into};
+use switchyard_lexical::{Fused, add_late_side, fuse_into, standard_scores_into};
 
 /// What one hybrid selection needs besides the table.
 pub(crate) struct HybridInput<'a> {
@@ -206,38 +206,29 @@ impl Router {
             let tokens = crate::late::TaskTokens::new(scratch.task_tokens.as_deref()?, items)?;
             Some((l, items, tokens))
         });
-        match task_tokens {
-            Some((l, items, tokens)) => {
-                // A large catalog: only the best items of the fusion without the late side.
-                let only = (items.items() > crate::late::LATE_CANDIDATES).then(|| {
-                    fuse_into(&scratch.cosines, &scratch.lexical.bm25, weight, &mut scratch.fused);
-                    best_items_into(
-                        &scratch.fused,
-                        crate::late::LATE_CANDIDATES,
-                        &mut scratch.late_order,
-                        &mut scratch.late_only,
-                    );
-                    &scratch.late_only[..]
-                });
-                crate::late::scores_into(
-                    &tokens,
-                    items,
-                    &table.late_weights,
-                    l.dim as usize,
-                    only,
-                    &mut scratch.late_best,
-                    &mut scratch.late,
+        fuse_into(&scratch.cosines, &scratch.lexical.bm25, weight, &mut scratch.fused);
+        if let Some((l, items, tokens)) = task_tokens {
+            // A large catalog: only the best items of the fusion without the late side.
+            let only = (items.items() > crate::late::LATE_CANDIDATES).then(|| {
+                best_items_into(
+                    &scratch.fused,
+                    crate::late::LATE_CANDIDATES,
+                    &mut scratch.late_order,
+                    &mut scratch.late_only,
                 );
-                fuse_late_into(
-                    &scratch.cosines,
-                    &scratch.late,
-                    self.config.late_share.unwrap_or(l.blend),
-                    &scratch.lexical.bm25,
-                    weight,
-                    &mut scratch.fused,
-                );
-            }
-            None => fuse_into(&scratch.cosines, &scratch.lexical.bm25, weight, &mut scratch.fused),
+                &scratch.late_only[..]
+            });
+            crate::late::scores_into(
+                &tokens,
+                items,
+                &table.late_weights,
+                l.dim as usize,
+                only,
+                &mut scratch.late_best,
+                &mut scratch.late,
+            );
+            let blend = self.config.late_share.unwrap_or(l.blend);
+            add_late_side(&mut scratch.fused, &scratch.late, blend, weight);
         }
         Some(())
     }
