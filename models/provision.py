@@ -41,6 +41,9 @@ MODELS = {
         "pooling": "mean",
         # sentence-transformers' max_seq_length for this model (sentence_bert_config.json).
         "max_tokens": 256,
+        # Its token states, compared with a catalog item's from both sides, add to the pooled
+        # vector (benches/RESULTS.md, session 27; the task's side alone did not, session 24).
+        "late_interaction": 0.5,
         "license": "Apache-2.0",
         "attribution": (
             "all-MiniLM-L6-v2 by the sentence-transformers authors (Nils Reimers et al.), "
@@ -74,7 +77,7 @@ MODELS = {
         # e5 was trained with "query: " on questions and "passage: " on the texts they find.
         "document_prefix": "passage: ",
         # Its token states, compared one by one with a catalog item's, add to the pooled vector
-        # (benches/RESULTS.md, session 24); MiniLM's do not, so it keeps 0.
+        # (benches/RESULTS.md, sessions 24 and 25).
         "late_interaction": 0.5,
         "pooling": "mean",
         "max_tokens": 512,

@@ -272,7 +272,8 @@ fn fit_learns_from_cases_cross_validated_and_writes_a_copy() {
     assert_eq!(sel.tools.source, "fitted");
     assert_eq!(sel.tools.lexical_weight, r.after.lexical_weight);
     assert_eq!(sel.mode.semantic_margin, r.after.mode_margin);
-    assert_eq!((r.before.late_share, r.after.late_share), (None, None), "MiniLM has no late side");
+    assert_eq!(r.before.late_share, Some(0.5), "MiniLM's index keeps token states");
+    assert!(r.after.late_share.is_some_and(|s| (0.0..=1.0).contains(&s)), "{:?}", r.after);
     drop(fitted);
     let router = RouterBuilder::new(&out).build(model).unwrap();
     assert!(
@@ -603,10 +604,11 @@ fn late_interaction_compares_the_task_with_each_item_token_by_token() {
     let fitted = switchyard_format::Index::open(&out, &Default::default()).unwrap();
     assert_eq!(fitted.late().unwrap().blend, share);
 
+    // MiniLM's states gain too, once an item's tokens are met in the task as well.
     let Some(minilm) = model_or_skip("minilm") else { return };
     let path = build(&default_catalog(), minilm.as_ref(), dir.path(), "minilm.idx");
     let index = switchyard_format::Index::open(&path, &Default::default()).unwrap();
-    assert!(index.late().is_none(), "MiniLM's token states add nothing; it keeps none");
+    assert_eq!(index.late().map(|l| l.blend), Some(0.5), "MiniLM keeps token states too");
 }
 
 /// An embedder wrapper that forwards vectors but not token states.

@@ -47,8 +47,9 @@ pub struct ModelInfo {
     pub fingerprint: Fingerprint,
     /// Share of a catalog item's dense score given to late interaction (token states compared
     /// one by one) in indexes built with this model; 0 turns it off. A property of the model:
-    /// measured on development sets, multilingual-e5's token states add to its pooled vector
-    /// and MiniLM's do not (`benches/RESULTS.md`, session 24).
+    /// measured on development sets, the token states of both shipped models add to their
+    /// pooled vectors once an item's tokens are matched in the task too (`benches/RESULTS.md`,
+    /// sessions 25 and 27).
     #[serde(default)]
     pub late_interaction: f32,
 }
@@ -114,8 +115,8 @@ pub struct ModelSpec {
     pub pooling: Pooling,
     /// Token limit, specials included.
     pub max_tokens: usize,
-    /// Share of the dense score given to late interaction; absent: derived from `prefix`
-    /// (0.5 for the e5 family's `query: `, else 0). See [`ModelInfo::late_interaction`].
+    /// Share of the dense score given to late interaction; absent:
+    /// [`DEFAULT_LATE_INTERACTION`]. See [`ModelInfo::late_interaction`].
     #[serde(default)]
     pub late_interaction: Option<f32>,
     /// SPDX licence of the weights.
@@ -226,10 +227,7 @@ impl ResolvedModel {
             pooling: self.spec.pooling,
             max_tokens: self.spec.max_tokens,
             fingerprint: self.fingerprint(),
-            late_interaction: self
-                .spec
-                .late_interaction
-                .unwrap_or_else(|| late_interaction_for(&self.spec.prefix)),
+            late_interaction: self.spec.late_interaction.unwrap_or(DEFAULT_LATE_INTERACTION),
         }
     }
 }
@@ -422,12 +420,12 @@ pub fn document_prefix_for(query_prefix: &str) -> String {
     }
 }
 
-/// The late-interaction share of a model whose `model.toml` does not say: 0.5 for the e5
-/// family (its `query: ` prefix), whose token states gained on every development set but one,
-/// else 0.
-pub fn late_interaction_for(query_prefix: &str) -> f32 {
-    if query_prefix == "query: " { 0.5 } else { 0.0 }
-}
+/// The late-interaction share of a model whose `model.toml` does not say. Half of the dense
+/// score: with the late score taken from both sides (the task's tokens met in the item, the
+/// item's in the task), the token states of both shipped models gained on the development sets,
+/// an English-only model (MiniLM) as well as a multilingual one (`benches/RESULTS.md`, session
+/// 27). `model.toml`'s `late_interaction = 0` turns it off for a model where it does not.
+pub const DEFAULT_LATE_INTERACTION: f32 = 0.5;
 
 #[cfg(test)]
 mod tests {
@@ -514,5 +512,14 @@ tokenizer = { path = "tokenizer.json", sha256 = "00", bytes = 2 }
             ("max_tokens", "16"),
         ]);
         assert_eq!(symmetric.fingerprint(), legacy);
+    }
+
+    #[test]
+    fn late_interaction_takes_the_default_share_unless_model_toml_sets_one() {
+        assert_eq!(spec_with("", None).info().late_interaction, DEFAULT_LATE_INTERACTION);
+        assert_eq!(spec_with("query: ", None).info().late_interaction, DEFAULT_LATE_INTERACTION);
+        let mut off = spec_with("", None);
+        off.spec.late_interaction = Some(0.0);
+        assert_eq!(off.info().late_interaction, 0.0, "0 turns it off");
     }
 }
