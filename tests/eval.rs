@@ -89,6 +89,61 @@ fn default_catalog_cases_e5() {
     cases("e5-small", [0.78, 0.79, 0.82, 0.88]);
 }
 
+/// A model whose `model.toml` changed its late-interaction share (MiniLM's went from 0 to 0.5)
+/// gets a new index, not the cached one with the old share's section; the fingerprint covers
+/// the weights, not the share.
+#[test]
+fn a_cached_index_is_rebuilt_when_the_models_late_share_changes() {
+    let Some(embedder) = common::model_or_skip("minilm") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let cases = dir.path().join("cases.jsonl");
+    let rows = std::fs::read_to_string(root().join("manifests/cases.jsonl")).unwrap();
+    write(&cases, &rows.lines().take(2).collect::<Vec<_>>().join("\n"));
+    let cfg = CasesEval {
+        manifests: root().join("manifests"),
+        cases,
+        cache_dir: dir.path().join("cache"),
+        fitted: None,
+        adapter: None,
+    };
+    let run = |e: Arc<dyn switchyard_embed::Embedder>| {
+        switchyard_eval::eval_cases(&cfg, e, &no_progress).unwrap().index
+    };
+    assert!(!run(embedder.clone()).cached);
+    assert!(run(embedder.clone()).cached, "the same model reuses its index");
+    let mut info = embedder.info().clone();
+    info.late_interaction = 0.25;
+    let rebuilt = run(Arc::new(OtherShare(embedder, info)));
+    assert!(!rebuilt.cached, "a new share rebuilds");
+    let index = switchyard_format::Index::open(&rebuilt.path, &Default::default()).unwrap();
+    assert_eq!(index.late().map(|l| l.blend), Some(0.25));
+}
+
+/// A model with another late-interaction share: everything else forwarded.
+struct OtherShare(Arc<dyn switchyard_embed::Embedder>, switchyard_embed::ModelInfo);
+
+impl switchyard_embed::Embedder for OtherShare {
+    fn info(&self) -> &switchyard_embed::ModelInfo {
+        &self.1
+    }
+    fn embed_batch(&self, texts: &[&str]) -> switchyard_embed::Result<Vec<Vec<f32>>> {
+        self.0.embed_batch(texts)
+    }
+    fn embed_documents(&self, texts: &[&str]) -> switchyard_embed::Result<Vec<Vec<f32>>> {
+        self.0.embed_documents(texts)
+    }
+    fn count_tokens(&self, text: &str) -> switchyard_embed::Result<usize> {
+        self.0.count_tokens(text)
+    }
+    fn embed_with_tokens(
+        &self,
+        texts: &[&str],
+        documents: bool,
+    ) -> switchyard_embed::Result<Option<Vec<switchyard_embed::TokenStates>>> {
+        self.0.embed_with_tokens(texts, documents)
+    }
+}
+
 fn api_bank(model: &str) {
     let Some(dir) = shared_data("api_bank") else { return };
     let Some(embedder) = common::model_or_skip(model) else { return };

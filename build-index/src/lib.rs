@@ -601,6 +601,15 @@ fn adapt_rows(adapter: &Adapter, rows: &[f32], spans: &[(usize, usize)], dim: us
     out
 }
 
+/// Whether `existing`'s late section agrees with the model's late-interaction share: the same
+/// share, or no section. A catalog over the states' budget has none whatever the share, so an
+/// index without one passes unless the share is 0 and it has one. (A share raised from 0 is
+/// caught by [`BUILDER_VERSION`], bumped with it.)
+pub fn late_matches(existing: &Index, embedder: &dyn Embedder) -> bool {
+    let share = embedder.info().late_interaction;
+    existing.late().is_none_or(|l| share > 0.0 && l.blend == share.min(1.0))
+}
+
 /// Validates `manifests`, and unless `out` already holds an index of the same manifests and
 /// model (and `force` is off), embeds and writes it atomically.
 pub fn build_to_file(
@@ -626,9 +635,7 @@ pub fn build_to_file(
         && existing.screen_triage().is_none_or(|t| t.max_miss == screen.options.triage_max_miss)
         && existing.screen_families().map_or(0.0, |f| f.family_fpr) == screen.options.family_fpr
         && existing.adapter().map(|a| a.id.clone()) == options.adapter.as_ref().map(|(_, a)| a.id())
-        // A catalog over the states' budget has no late section whatever the model's share.
-        && existing.late().is_none_or(|l| l.blend == embedder.info().late_interaction.min(1.0))
-        && (embedder.info().late_interaction > 0.0 || existing.late().is_none())
+        && late_matches(&existing, embedder)
     {
         return Ok(BuildOutcome::UpToDate { path: out.to_path_buf(), manifest_hash: hash });
     }

@@ -47,6 +47,7 @@ pub fn cached_index(
             && idx.selection().map(|s| s.builder_version)
                 == Some(switchyard_build_index::BUILDER_VERSION)
             && idx.adapter().map(|a| a.id.clone()) == adapter_id
+            && switchyard_build_index::late_matches(&idx, embedder)
     });
     if !up_to_date {
         let report = |done: usize, all: usize| progress("build index", done, all);
