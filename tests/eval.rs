@@ -111,37 +111,12 @@ fn a_cached_index_is_rebuilt_when_the_models_late_share_changes() {
     };
     assert!(!run(embedder.clone()).cached);
     assert!(run(embedder.clone()).cached, "the same model reuses its index");
-    let mut info = embedder.info().clone();
-    info.late_interaction = 0.25;
-    let rebuilt = run(Arc::new(OtherShare(embedder, info)));
+    let mut other = common::Rewrapped::new(embedder);
+    other.info.late_interaction = 0.25;
+    let rebuilt = run(Arc::new(other));
     assert!(!rebuilt.cached, "a new share rebuilds");
     let index = switchyard_format::Index::open(&rebuilt.path, &Default::default()).unwrap();
     assert_eq!(index.late().map(|l| l.blend), Some(0.25));
-}
-
-/// A model with another late-interaction share: everything else forwarded.
-struct OtherShare(Arc<dyn switchyard_embed::Embedder>, switchyard_embed::ModelInfo);
-
-impl switchyard_embed::Embedder for OtherShare {
-    fn info(&self) -> &switchyard_embed::ModelInfo {
-        &self.1
-    }
-    fn embed_batch(&self, texts: &[&str]) -> switchyard_embed::Result<Vec<Vec<f32>>> {
-        self.0.embed_batch(texts)
-    }
-    fn embed_documents(&self, texts: &[&str]) -> switchyard_embed::Result<Vec<Vec<f32>>> {
-        self.0.embed_documents(texts)
-    }
-    fn count_tokens(&self, text: &str) -> switchyard_embed::Result<usize> {
-        self.0.count_tokens(text)
-    }
-    fn embed_with_tokens(
-        &self,
-        texts: &[&str],
-        documents: bool,
-    ) -> switchyard_embed::Result<Option<Vec<switchyard_embed::TokenStates>>> {
-        self.0.embed_with_tokens(texts, documents)
-    }
 }
 
 fn api_bank(model: &str) {

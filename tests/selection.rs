@@ -584,7 +584,10 @@ fn late_interaction_compares_the_task_with_each_item_token_by_token() {
     // cache still answers the second time.
     let wrapped = RouterBuilder::new(&path)
         .cascade(false)
-        .build(Arc::new(NoTokens(Arc::clone(&model))))
+        .build(Arc::new(common::Rewrapped {
+            token_states: false,
+            ..common::Rewrapped::new(Arc::clone(&model))
+        }))
         .unwrap();
     let first = wrapped.route(task, &RouteOptions::default()).unwrap();
     assert!(first.tools.iter().all(|t| t.signals.is_none_or(|s| s.late.is_none())));
@@ -609,22 +612,4 @@ fn late_interaction_compares_the_task_with_each_item_token_by_token() {
     let path = build(&default_catalog(), minilm.as_ref(), dir.path(), "minilm.idx");
     let index = switchyard_format::Index::open(&path, &Default::default()).unwrap();
     assert_eq!(index.late().map(|l| l.blend), Some(0.8), "MiniLM keeps token states too");
-}
-
-/// An embedder wrapper that forwards vectors but not token states.
-struct NoTokens(Arc<dyn switchyard_embed::Embedder>);
-
-impl switchyard_embed::Embedder for NoTokens {
-    fn info(&self) -> &switchyard_embed::ModelInfo {
-        self.0.info()
-    }
-    fn embed_batch(&self, texts: &[&str]) -> switchyard_embed::Result<Vec<Vec<f32>>> {
-        self.0.embed_batch(texts)
-    }
-    fn embed_documents(&self, texts: &[&str]) -> switchyard_embed::Result<Vec<Vec<f32>>> {
-        self.0.embed_documents(texts)
-    }
-    fn count_tokens(&self, text: &str) -> switchyard_embed::Result<usize> {
-        self.0.count_tokens(text)
-    }
 }

@@ -170,3 +170,42 @@ impl Embedder for Broken {
         Ok(1)
     }
 }
+
+/// A model seen through a wrapper: another [`ModelInfo`] (a late-interaction share a
+/// `model.toml` might give) and, optionally, no token states (a wrapper that does not forward
+/// them). Vectors are forwarded unchanged.
+#[allow(dead_code)] // not every test binary uses it
+pub struct Rewrapped {
+    pub inner: Arc<dyn Embedder>,
+    pub info: ModelInfo,
+    pub token_states: bool,
+}
+
+#[allow(dead_code)]
+impl Rewrapped {
+    pub fn new(inner: Arc<dyn Embedder>) -> Self {
+        Self { info: inner.info().clone(), inner, token_states: true }
+    }
+}
+
+impl Embedder for Rewrapped {
+    fn info(&self) -> &ModelInfo {
+        &self.info
+    }
+    fn embed_batch(&self, texts: &[&str]) -> switchyard_embed::Result<Vec<Vec<f32>>> {
+        self.inner.embed_batch(texts)
+    }
+    fn embed_documents(&self, texts: &[&str]) -> switchyard_embed::Result<Vec<Vec<f32>>> {
+        self.inner.embed_documents(texts)
+    }
+    fn count_tokens(&self, text: &str) -> switchyard_embed::Result<usize> {
+        self.inner.count_tokens(text)
+    }
+    fn embed_with_tokens(
+        &self,
+        texts: &[&str],
+        documents: bool,
+    ) -> switchyard_embed::Result<Option<Vec<switchyard_embed::TokenStates>>> {
+        if self.token_states { self.inner.embed_with_tokens(texts, documents) } else { Ok(None) }
+    }
+}
