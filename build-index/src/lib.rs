@@ -2,7 +2,7 @@
 //!
 //! ```no_run
 //! use switchyard_build_index::{BuildOptions, build_to_file};
-//! let embedder = switchyard_embed::load("minilm")?;
+//! let embedder = switchyard_embed::load(switchyard_embed::DEFAULT_MODEL)?;
 //! let outcome = build_to_file(
 //!     std::path::Path::new("manifests"),
 //!     std::path::Path::new("switchyard.idx"),

@@ -12,8 +12,8 @@ use switchyard::router::{RouteOptions, RouterBuilder};
 pub struct EmbedArgs {
     /// The text to embed.
     pub text: String,
-    /// Model: a short name (minilm, e5-small), a folder, or a cached Hugging Face repo id.
-    #[arg(long, default_value = "minilm")]
+    /// Model: a short name (e5-small, minilm), a folder, or a cached Hugging Face repo id.
+    #[arg(long, default_value = switchyard::embed::DEFAULT_MODEL)]
     pub model: String,
     /// Print JSON: {"model", "fingerprint", "dim", "tokens", "embedding"}.
     #[arg(long)]

@@ -19,8 +19,8 @@ pub struct BuildArgs {
     /// Index file to write.
     #[arg(long, default_value = "switchyard.idx")]
     pub out: PathBuf,
-    /// Model: a short name (minilm, e5-small), a folder, or a cached Hugging Face repo id.
-    #[arg(long, default_value = "minilm")]
+    /// Model: a short name (e5-small, minilm), a folder, or a cached Hugging Face repo id.
+    #[arg(long, default_value = switchyard::embed::DEFAULT_MODEL)]
     pub model: String,
     /// Rebuild even when the file already matches the manifests and model.
     #[arg(long)]

@@ -47,8 +47,8 @@ pub struct ThinkingArgs {
     /// tests/thinking/heldout.jsonl).
     #[arg(long)]
     pub cases: PathBuf,
-    /// Model: a short name (minilm, e5-small), a folder, or a cached Hugging Face repo id.
-    #[arg(long, default_value = "minilm")]
+    /// Model: a short name (e5-small, minilm), a folder, or a cached Hugging Face repo id.
+    #[arg(long, default_value = switchyard::embed::DEFAULT_MODEL)]
     pub model: String,
     /// Where built indexes are cached [default: $SWITCHYARD_CACHE_DIR or ~/.cache/switchyard].
     #[arg(long)]
@@ -79,8 +79,8 @@ pub struct ToolsArgs {
     /// Queries: one {"query", "gold": [names], "lang"?} per line.
     #[arg(long)]
     pub queries: PathBuf,
-    /// Model: a short name (minilm, e5-small), a folder, or a cached Hugging Face repo id.
-    #[arg(long, default_value = "minilm")]
+    /// Model: a short name (e5-small, minilm), a folder, or a cached Hugging Face repo id.
+    #[arg(long, default_value = switchyard::embed::DEFAULT_MODEL)]
     pub model: String,
     /// Cut-offs for recall@k, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "1,3,5,10")]
@@ -118,8 +118,8 @@ pub struct CasesArgs {
     /// Cases: one {"task", "lang", "tools", "skills", "mode"} per line.
     #[arg(long)]
     pub cases: PathBuf,
-    /// Model: a short name (minilm, e5-small), a folder, or a cached Hugging Face repo id.
-    #[arg(long, default_value = "minilm")]
+    /// Model: a short name (e5-small, minilm), a folder, or a cached Hugging Face repo id.
+    #[arg(long, default_value = switchyard::embed::DEFAULT_MODEL)]
     pub model: String,
     /// Where built indexes are cached [default: $SWITCHYARD_CACHE_DIR or ~/.cache/switchyard].
     #[arg(long)]

@@ -26,7 +26,7 @@ pub enum TrainCommand {
 
 #[derive(Args, Debug)]
 pub struct AdapterArgs {
-    /// The model to train for: `minilm`, `e5-small` or a folder.
+    /// The model to train for: `e5-small`, `minilm` or a folder.
     #[arg(long)]
     pub model: String,
     /// Training sets, comma-separated: FOLDER or FOLDER:SPLIT (only queries whose `split` is

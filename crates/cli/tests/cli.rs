@@ -271,6 +271,19 @@ fn an_unknown_forward_setting_is_refused_with_the_values_it_takes() {
     }
 }
 
+/// Tasks arrive in any language: a command not told which model uses the multilingual one.
+#[test]
+fn without_a_model_flag_the_multilingual_model_is_used() {
+    let Some(_) = provisioned("e5-small", "e5-small-q4.bin") else { return };
+    let o = run(&["embed", "--json", "überprüfe diesen Pull Request"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["model"], "e5-small", "{v}");
+    let help = run(&["build-index", "--help"]);
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(help.contains("[default: e5-small]"), "{help}");
+}
+
 #[test]
 fn embed_reports_where_the_load_went() {
     let Some(_) = minilm_dir() else { return };
@@ -369,7 +382,7 @@ fn i8_products_keep_minilm_within_the_reference_bar() {
     let refs = fixture["embeddings"].as_array().unwrap();
     for (text, want) in texts.iter().zip(refs) {
         let o = Command::new(env!("CARGO_BIN_EXE_switchyard"))
-            .args(["embed", "--json", text.as_str().unwrap()])
+            .args(["embed", "--model", "minilm", "--json", text.as_str().unwrap()])
             .env("SWITCHYARD_WEIGHTS", "i8")
             .output()
             .unwrap();

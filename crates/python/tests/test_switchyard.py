@@ -42,7 +42,7 @@ def test_route_answers_what_the_cli_answers(router, index):
     assert [t["name"] for t in d["tools"]] == [t["name"] for t in cli["tools"]]
     assert "run_tests" in [t["name"] for t in d["tools"]]
     assert router.route("fix the flaky login test", mode="plan")["mode"] == "plan"
-    assert router.model == "minilm"
+    assert router.model == "e5-small"
     t = router.think("Brainstorm names for the CLI")
     assert t["decision"]["mode"] == "be_creative" and "Brainstorm names for the CLI" in t["scaffold"]
     assert router.think("anything", mode="council")["decision"]["source"] == "explicit"

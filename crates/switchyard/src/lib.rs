@@ -28,7 +28,8 @@
 //! use std::sync::Arc;
 //! use switchyard::{AssembleOptions, AssemblerBuilder};
 //!
-//! let model = Arc::new(switchyard::embed::load("minilm")?);
+//! // The model the index was built with (`build-index` uses e5-small unless told otherwise).
+//! let model = Arc::new(switchyard::embed::load(switchyard::embed::DEFAULT_MODEL)?);
 //! let assembler = AssemblerBuilder::new("switchyard.idx").build(model)?;
 //! let a = assembler.assemble("fix the flaky login test", &AssembleOptions::default())?;
 //! println!("{}", a.prompt);
