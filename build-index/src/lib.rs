@@ -112,6 +112,16 @@ pub struct BuildOptions {
     pub screen: ScreenTraining,
     /// The query adapter to map tools and skills rows with (`--adapter FILE`), and its file.
     pub adapter: Option<(PathBuf, Adapter)>,
+    /// Screen with the catalog's own attack patterns only: a catalog that brings none is then
+    /// screened by the contrast rule alone, which lets everything through. Off by default: such
+    /// a catalog's screen learns switchyard's built-in attacks
+    /// ([`Catalog::use_built_in_attacks`]).
+    pub own_attacks_only: bool,
+    /// Labelled rows the screen also trains on when it learns the built-in attacks: the default
+    /// catalog's `injection-train.jsonl`, which `models/provision.py` writes from public data
+    /// (the command finds it beside the provisioned models). Without them the built-in screen
+    /// drops 10-19% of ordinary requests (`benches/RESULTS.md`, session 28).
+    pub built_in_train: Option<PathBuf>,
 }
 
 impl std::fmt::Debug for BuildOptions {
@@ -120,6 +130,8 @@ impl std::fmt::Debug for BuildOptions {
             .field("force", &self.force)
             .field("screen", &self.screen)
             .field("adapter", &self.adapter.as_ref().map(|(p, a)| (p, a.id())))
+            .field("own_attacks_only", &self.own_attacks_only)
+            .field("built_in_train", &self.built_in_train)
             .finish_non_exhaustive()
     }
 }
@@ -166,6 +178,8 @@ pub struct BuildReport {
     pub families: Option<switchyard_format::ScreenFamiliesMeta>,
     /// The id of the query adapter the tools and skills rows were mapped with.
     pub adapter: Option<String>,
+    /// Whether the catalog brought no attack patterns and the screen learned the built-in ones.
+    pub built_in_attacks: bool,
     /// Manifest warnings.
     pub warnings: Vec<String>,
     /// Time spent embedding.
@@ -619,9 +633,16 @@ pub fn build_to_file(
     options: &BuildOptions,
 ) -> Result<BuildOutcome> {
     let t0 = std::time::Instant::now();
-    let catalog = Catalog::load(manifests)?;
+    let mut catalog = Catalog::load(manifests)?;
+    let built_in_attacks = !options.own_attacks_only && catalog.use_built_in_attacks()?;
     let hash = catalog.content_hash();
-    let screen = options.screen.with_catalog_file(manifests)?;
+    let mut screen = options.screen.with_catalog_file(manifests)?;
+    if built_in_attacks {
+        screen.name_built_in_attacks();
+        if let Some(path) = &options.built_in_train {
+            screen.add_file(path)?;
+        }
+    }
     if !options.force
         && out.exists()
         && let Ok(existing) = Index::open(out, &OpenOptions::new())
@@ -671,6 +692,7 @@ pub fn build_to_file(
         triage,
         families,
         adapter: adapter.map(Adapter::id),
+        built_in_attacks,
         warnings: catalog.warnings.iter().map(ToString::to_string).collect(),
         embed_ms,
         total_ms: t0.elapsed().as_secs_f64() * 1e3,

@@ -109,6 +109,14 @@ impl ScreenTraining {
         Ok(out)
     }
 
+    /// Records that the catalog's attack patterns and look-alikes are the built-in ones
+    /// ([`switchyard_manifest::Catalog::use_built_in_attacks`]), in the sources the index keeps.
+    pub fn name_built_in_attacks(&mut self) {
+        for s in self.options.sources.iter_mut().filter(|s| *s == "catalog") {
+            *s = format!("catalog with {}", switchyard_manifest::BUILT_IN_ATTACKS);
+        }
+    }
+
     /// Adds the rows of a training file and records its name and content hash.
     pub fn add_file(&mut self, path: &Path) -> Result<&mut Self> {
         let (rows, source) = load_injection_train(path)?;

@@ -194,31 +194,6 @@ struct RawMode {
     rules: Option<Spanned<String>>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct InjectionFile {
-    #[serde(default)]
-    pattern: Vec<RawPattern>,
-    #[serde(default)]
-    benign: Vec<RawBenign>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawPattern {
-    text: Spanned<String>,
-    lang: String,
-    #[serde(default)]
-    category: Option<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawBenign {
-    text: Spanned<String>,
-    lang: String,
-}
-
 /// One TOML file being read: its path and text, for line numbers.
 pub(crate) struct Source {
     pub(crate) path: PathBuf,
@@ -226,6 +201,11 @@ pub(crate) struct Source {
 }
 
 impl Source {
+    /// A text that did not come from a file (`path` names where it did come from).
+    pub(crate) fn new(path: PathBuf, text: String) -> Self {
+        Self { path, text }
+    }
+
     pub(crate) fn line(&self, span: std::ops::Range<usize>) -> usize {
         self.text[..span.start.min(self.text.len())].matches('\n').count() + 1
     }
@@ -575,21 +555,10 @@ impl Catalog {
             }
         }
 
-        let mut patterns = Vec::new();
-        let mut benign = Vec::new();
-        if let Some(src) = &inj_src {
-            let file: InjectionFile = src.parse()?;
-            for p in file.pattern {
-                patterns.push(Pattern {
-                    text: non_empty(src, &p.text, "pattern.text")?,
-                    lang: p.lang,
-                    category: p.category,
-                });
-            }
-            for b in file.benign {
-                benign.push(Benign { text: non_empty(src, &b.text, "benign.text")?, lang: b.lang });
-            }
-        }
+        let (patterns, benign) = match &inj_src {
+            Some(src) => crate::injection::parse(src)?,
+            None => (Vec::new(), Vec::new()),
+        };
 
         tools.sort_by(|a, b| a.name.cmp(&b.name));
         skills.sort_by(|a, b| a.name.cmp(&b.name));

@@ -6,7 +6,7 @@
 //! | `tools.toml` (required) | `[[tool]]` | `name` (unique, `[a-z0-9_.-]+`), `description`, `modes` (mode names or `"any"`), `examples`?, `parameters`? (a JSON-schema table) |
 //! | `skills.toml` | `[[skill]]` | `name`, `description`, `modes`, `examples`?, `body`? (path relative to the folder) |
 //! | `modes.toml` | `[[mode]]` | `name`, `description`, `keywords`, `examples`?, `base_tools`?, `base_skills`?, `rules`? (path) |
-//! | `injection.toml` | `[[pattern]]`, `[[benign]]` | `text`, `lang`, `category`? (patterns only) |
+//! | `injection.toml` | `[[pattern]]`, `[[benign]]` | `text`, `lang`, `category`? (patterns only); a folder without any gets the built-in set at build time ([`Catalog::use_built_in_attacks`]) |
 //! | `screen_checks.toml` | `[[must_flag]]`, `[[must_keep]]` | `text`, `lang`: texts every built injection screen must flag or let through (checked at build time, never trained on) |
 //! | `thinking.toml` | `[[thinking]]` | `name`, `description`, `scaffold` (path; takes `{problem}`, ends in `## Success Criteria` with 3-5 `- ` items), `keywords`?, `examples`?, `default`? |
 //!
@@ -27,6 +27,7 @@
 
 pub use crate::catalog::{Benign, Catalog, HINTS, Mode, Pattern, Skill, Tool, Warning};
 pub use crate::error::{ManifestError, Result};
+pub use crate::injection::BUILT_IN_ATTACKS;
 pub use crate::screen_checks::{SCREEN_CHECKS_FILE, ScreenCheck, ScreenChecks};
 pub use crate::thinking::{
     CRITERIA_HEADING, CRITERIA_RANGE, PROBLEM_PLACEHOLDER, ThinkingMode, default_thinking,
@@ -34,6 +35,7 @@ pub use crate::thinking::{
 
 mod catalog;
 mod error;
+mod injection;
 mod screen_checks;
 mod texts;
 mod thinking;
