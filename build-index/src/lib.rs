@@ -575,6 +575,9 @@ pub fn build_bytes_with(
     if let Some((rows, thinking)) = thinking::thinking_section(catalog, embedder)? {
         w.thinking(rows, &thinking)?;
     }
+    if let Some(constitution) = &catalog.constitution {
+        w.prompts(&switchyard_format::PromptsMeta { constitution: Some(constitution.clone()) })?;
+    }
     if let Some(a) = adapter {
         w.adapter(&switchyard_format::AdapterMeta {
             id: a.id(),

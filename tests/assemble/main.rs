@@ -222,11 +222,30 @@ fn prompt_files_are_cached_and_reread_when_changed() {
 }
 
 #[test]
-fn a_missing_prompts_folder_falls_back_with_a_diagnostic() {
+fn the_index_brings_its_catalogs_constitution_wherever_the_assembly_runs() {
     let dir = tempfile::tempdir().unwrap();
     let index = build(&default_catalog(), hash().as_ref(), dir.path(), "d.idx");
+    let own = std::fs::read_to_string(default_catalog().join("constitution.md")).unwrap();
+    // No prompts folder, or one without the file: the catalog's own, no diagnostic.
+    for prompts in [None, Some(dir.path().join("no-such-folder"))] {
+        let a = assembler(&index, hash(), None, prompts);
+        let out = a.assemble("run the unit tests", &fixed_root()).unwrap();
+        assert!(out.prompt.contains(own.trim()), "{}", out.prompt);
+        assert!(
+            !out.diagnostics.iter().any(|d| d.contains("constitution")),
+            "{:?}",
+            out.diagnostics
+        );
+    }
+}
+
+#[test]
+fn a_catalog_without_a_constitution_gets_the_built_in_one_with_a_diagnostic() {
+    let dir = tempfile::tempdir().unwrap();
+    assert!(!sre_catalog().join("constitution.md").exists());
+    let index = build(&sre_catalog(), hash().as_ref(), dir.path(), "sre.idx");
     let a = assembler(&index, hash(), None, Some(dir.path().join("no-such-folder")));
-    let out = a.assemble("run the unit tests", &fixed_root()).unwrap();
+    let out = a.assemble("restart the auth service", &fixed_root()).unwrap();
     assert!(out.prompt.contains(switchyard::DEFAULT_CONSTITUTION));
     assert!(
         out.diagnostics.iter().any(|d| d.contains("built-in constitution")),

@@ -414,8 +414,8 @@ pub struct AssembleArgs {
     /// Memory database of untrusted context.
     #[arg(long)]
     pub memory: Option<PathBuf>,
-    /// Folder with constitution.md and rules/<mode>.md (default: ./manifests if it has a
-    /// constitution, else the built-in one).
+    /// Folder whose constitution.md and rules/<mode>.md override the index's own (those of the
+    /// catalog it was built from; the built-in ones where it had none). Read on each assembly.
     #[arg(long)]
     pub prompts: Option<PathBuf>,
     /// Total token budget.
@@ -502,10 +502,9 @@ pub fn assemble(a: AssembleArgs) -> Result<()> {
     // The token counter's vocabulary takes ~140 ms to build on first use: build it on the
     // other core while the model loads (detached: its result lands in the counter's own cache).
     std::thread::spawn(move || counter.count(""));
-    let prompts = a.prompts.clone().or_else(|| {
-        let d = PathBuf::from("manifests");
-        d.join("constitution.md").is_file().then_some(d)
-    });
+    // Without --prompts the index's own constitution and rules apply (its catalog's), never
+    // whatever folder the command runs in.
+    let prompts = a.prompts.clone();
     // A bad history file is refused before the index and the model are loaded.
     let history = match (&a.history, &a.stream, &a.stage) {
         (Some(path), _, _) => read_history(path)?,

@@ -24,8 +24,8 @@ pub struct ServeArgs {
     /// Model (default: the one recorded in the index).
     #[arg(long)]
     pub model: Option<String>,
-    /// Folder with constitution.md and rules/<mode>.md (default: ./manifests if it has a
-    /// constitution, else the built-in one).
+    /// Folder whose constitution.md and rules/<mode>.md override the index's own (those of the
+    /// catalog it was built from; the built-in ones where it had none). Read on each assembly.
     #[arg(long)]
     pub prompts: Option<PathBuf>,
     /// Repository root for assemble requests that name none (default: the working directory).
@@ -157,10 +157,9 @@ pub fn serve(a: ServeArgs) -> Result<()> {
             a.addr
         );
     }
-    let prompts = a.prompts.clone().or_else(|| {
-        let d = PathBuf::from("manifests");
-        d.join("constitution.md").is_file().then_some(d)
-    });
+    // Without --prompts the index's own constitution and rules apply (its catalog's), never
+    // whatever folder the command runs in.
+    let prompts = a.prompts.clone();
     let mut config = ServeConfig::new(&a.index);
     config
         .assembler

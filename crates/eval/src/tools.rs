@@ -240,6 +240,7 @@ pub fn load_tools(path: &Path) -> Result<Catalog> {
         patterns: Vec::new(),
         benign: Vec::new(),
         thinking: Vec::new(),
+        constitution: None,
         warnings,
     })
 }

@@ -3,7 +3,7 @@
 /// The first 8 bytes of every index.
 pub const MAGIC: [u8; 8] = *b"SWYDIDX\0";
 /// The version this build writes.
-pub const FORMAT_VERSION: u32 = 12;
+pub const FORMAT_VERSION: u32 = 13;
 /// The oldest version this build reads.
 pub const OLDEST_SUPPORTED_VERSION: u32 = 1;
 /// Every section starts on a multiple of this many bytes.
@@ -84,11 +84,15 @@ pub enum SectionKind {
     /// bincode-encoded [`crate::LateIdsMeta`]: the token id of each state in `Late`, so the
     /// router can weigh an item's own tokens (optional; version 12 on; only beside `Late`).
     LateIds,
+    /// bincode-encoded [`crate::PromptsMeta`]: the catalog's own prompt texts (its
+    /// constitution), so an assembly uses the ones of the catalog the index was built from
+    /// (optional; version 13 on).
+    Prompts,
 }
 
 impl SectionKind {
     /// Every kind in file order.
-    pub const ALL: [SectionKind; 22] = [
+    pub const ALL: [SectionKind; 23] = [
         SectionKind::Tools,
         SectionKind::Skills,
         SectionKind::Modes,
@@ -111,6 +115,7 @@ impl SectionKind {
         SectionKind::ModeQuestions,
         SectionKind::Late,
         SectionKind::LateIds,
+        SectionKind::Prompts,
     ];
 
     /// The matrix kinds.
@@ -147,6 +152,7 @@ impl SectionKind {
             SectionKind::ModeQuestions => 20,
             SectionKind::Late => 21,
             SectionKind::LateIds => 22,
+            SectionKind::Prompts => 23,
         }
     }
 
@@ -180,6 +186,7 @@ impl SectionKind {
             SectionKind::ModeQuestions => "mode_questions",
             SectionKind::Late => "late",
             SectionKind::LateIds => "late_ids",
+            SectionKind::Prompts => "prompts",
         }
     }
 
@@ -199,7 +206,8 @@ impl SectionKind {
             | SectionKind::ScreenFamilies
             | SectionKind::ModeQuestions
             | SectionKind::Late
-            | SectionKind::LateIds => Dtype::U8,
+            | SectionKind::LateIds
+            | SectionKind::Prompts => Dtype::U8,
             SectionKind::StringOffsets => Dtype::U32,
             _ => Dtype::F32,
         }

@@ -493,6 +493,16 @@ pub struct ModeQuestionsMeta {
 
 bincode_codec!(ModeQuestionsMeta, "mode questions metadata");
 
+/// The catalog's own prompt texts (optional section, version 13 on), kept with its index so an
+/// assembly uses the constitution of the catalog it routes for, wherever it runs.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct PromptsMeta {
+    /// The manifest folder's `constitution.md`, when it has one.
+    pub constitution: Option<String>,
+}
+
+bincode_codec!(PromptsMeta, "prompts metadata");
+
 /// Late interaction (optional section, version 11 on, only beside a selection section): the
 /// states of each tools and skills item's content tokens, kept from the forward passes that
 /// embedded its rows. The router compares the task's token states with them (for each task

@@ -26,6 +26,7 @@ pub struct IndexWriter {
     screen_triage: Option<Vec<u8>>,
     screen_families: Option<Vec<u8>>,
     mode_questions: Option<Vec<u8>>,
+    prompts: Option<Vec<u8>>,
     late: Option<Vec<u8>>,
     late_ids: Option<Vec<u8>>,
 }
@@ -49,6 +50,7 @@ impl IndexWriter {
             screen_triage: None,
             screen_families: None,
             mode_questions: None,
+            prompts: None,
             late: None,
             late_ids: None,
         }
@@ -137,6 +139,9 @@ impl IndexWriter {
         if let Some(late) = index.late() {
             w.late(late)?;
         }
+        if let Some(prompts) = index.prompts() {
+            w.prompts(prompts)?;
+        }
         Ok(w)
     }
 
@@ -194,6 +199,12 @@ impl IndexWriter {
     /// section).
     pub fn mode_questions(&mut self, meta: &crate::ModeQuestionsMeta) -> Result<&mut Self> {
         self.mode_questions = Some(meta.encode()?);
+        Ok(self)
+    }
+
+    /// Sets the catalog's own prompt texts.
+    pub fn prompts(&mut self, meta: &crate::PromptsMeta) -> Result<&mut Self> {
+        self.prompts = Some(meta.encode()?);
         Ok(self)
     }
 
@@ -333,6 +344,9 @@ impl IndexWriter {
             if let Some(ids) = &self.late_ids {
                 payloads.push((SectionKind::LateIds, ids.clone(), 0, 0, 0));
             }
+        }
+        if let Some(prompts) = &self.prompts {
+            payloads.push((SectionKind::Prompts, prompts.clone(), 0, 0, 0));
         }
 
         let count = payloads.len();

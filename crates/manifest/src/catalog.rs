@@ -118,6 +118,10 @@ pub struct Catalog {
     /// Thinking modes (`thinking.toml`), sorted by name; empty without the file.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub thinking: Vec<crate::ThinkingMode>,
+    /// The folder's `constitution.md`, the first layer of every prompt assembled from its
+    /// index; `None` without the file (the assembler's built-in one applies).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub constitution: Option<String>,
     /// Non-fatal findings.
     #[serde(skip)]
     pub warnings: Vec<Warning>,
@@ -204,6 +208,14 @@ impl Source {
     /// A text that did not come from a file (`path` names where it did come from).
     pub(crate) fn new(path: PathBuf, text: String) -> Self {
         Self { path, text }
+    }
+
+    fn is_blank(&self) -> bool {
+        self.text.trim().is_empty()
+    }
+
+    fn into_text(self) -> String {
+        self.text
     }
 
     pub(crate) fn line(&self, span: std::ops::Range<usize>) -> usize {
@@ -378,6 +390,13 @@ impl Catalog {
         let modes_src = read(dir, "modes.toml")?;
         let skills_src = read(dir, "skills.toml")?;
         let inj_src = read(dir, "injection.toml")?;
+        let constitution = match read(dir, "constitution.md")? {
+            Some(src) if src.is_blank() => {
+                return Err(src.invalid(0..0, "(file)", "is empty; write the agent's standing instructions in it, or delete it to use the built-in constitution"));
+            }
+            Some(src) => Some(src.into_text()),
+            None => None,
+        };
         let thinking = match read(dir, "thinking.toml")? {
             Some(src) => crate::thinking::load(&src, dir)?,
             None => Vec::new(),
@@ -563,7 +582,7 @@ impl Catalog {
         tools.sort_by(|a, b| a.name.cmp(&b.name));
         skills.sort_by(|a, b| a.name.cmp(&b.name));
         modes.sort_by(|a, b| a.name.cmp(&b.name));
-        Ok(Self { tools, skills, modes, patterns, benign, thinking, warnings })
+        Ok(Self { tools, skills, modes, patterns, benign, thinking, constitution, warnings })
     }
 
     /// sha256 of the catalog's canonical JSON (bodies and rules included): two folders with the

@@ -200,3 +200,24 @@ fn content_hash_ignores_formatting_but_not_content() {
     assert_eq!(h(&a), h(&b));
     assert_ne!(h(&a), h(&c));
 }
+
+#[test]
+fn a_constitution_travels_with_the_catalog_and_an_empty_one_is_an_error_naming_the_fix() {
+    let dir = folder(&[
+        ("tools.toml", TOOLS),
+        ("modes.toml", MODES),
+        ("constitution.md", "You serve the front desk.\n"),
+    ]);
+    let c = Catalog::load(dir.path()).unwrap();
+    assert_eq!(c.constitution.as_deref(), Some("You serve the front desk.\n"));
+    let without = folder(&[("tools.toml", TOOLS), ("modes.toml", MODES)]);
+    let plain = Catalog::load(without.path()).unwrap();
+    assert_eq!(plain.constitution, None);
+    assert_ne!(c.content_hash(), plain.content_hash(), "an edited constitution rebuilds the index");
+    let dir = folder(&[("tools.toml", TOOLS), ("modes.toml", MODES), ("constitution.md", " \n\n")]);
+    let e = Catalog::load(dir.path()).unwrap_err().to_string();
+    assert!(
+        e.contains("constitution.md") && e.contains("is empty") && e.contains("delete it"),
+        "{e}"
+    );
+}

@@ -354,7 +354,8 @@ impl Assembler {
             text
         };
 
-        let (constitution, diag) = self.prompts.constitution();
+        let own = self.router.index().prompts().and_then(|p| p.constitution.as_deref());
+        let (constitution, diag) = self.prompts.constitution(own);
         diagnostics.extend(diag);
         let mode_rules =
             meta.modes.iter().find(|m| m.name == decision.mode).and_then(|m| m.rules.as_deref());

@@ -57,20 +57,19 @@ impl PromptFiles {
         Some(text)
     }
 
-    /// The constitution, and a diagnostic when the built-in one is used.
-    pub fn constitution(&self) -> (String, Option<String>) {
-        match self.read(Path::new("constitution.md")) {
+    /// The constitution: `constitution.md` in the folder, else the one the index keeps (its
+    /// catalog's), else the built-in one, with a diagnostic.
+    pub fn constitution(&self, from_index: Option<&str>) -> (String, Option<String>) {
+        match self.read(Path::new("constitution.md")).or_else(|| from_index.map(str::to_string)) {
             Some(t) => (t, None),
             None => (
                 DEFAULT_CONSTITUTION.to_string(),
                 Some(match &self.dir {
                     Some(d) => format!(
-                        "{}: no constitution.md; using the built-in constitution",
+                        "{}: no constitution.md, nor in the index's catalog; using the built-in constitution",
                         d.display()
                     ),
-                    None => {
-                        "no prompts folder configured; using the built-in constitution".to_string()
-                    }
+                    None => "the index's catalog has no constitution.md (and no prompts folder is configured); using the built-in constitution".to_string(),
                 }),
             ),
         }

@@ -86,7 +86,7 @@ fn sample_meta() -> IndexMeta {
     }
 }
 
-fn sample_writer() -> IndexWriter {
+fn sample_writer_without_prompts() -> IndexWriter {
     let mut w = IndexWriter::new(DIM, [0xab; 16]);
     let rows = |seeds: &[u32]| seeds.iter().flat_map(|&s| unit(s)).collect::<Vec<f32>>();
     w.matrix(SectionKind::Tools, rows(&[1, 2, 3])).unwrap();
@@ -116,6 +116,14 @@ fn sample_writer() -> IndexWriter {
     w.screen_families(&sample_families()).unwrap();
     w.mode_questions(&sample_questions()).unwrap();
     w.late(&sample_late()).unwrap();
+    w
+}
+
+/// [`sample_writer_without_prompts`] with a constitution: every kind of section.
+fn sample_writer() -> IndexWriter {
+    let mut w = sample_writer_without_prompts();
+    w.prompts(&PromptsMeta { constitution: Some("You are the front desk's agent.\n".into()) })
+        .unwrap();
     w
 }
 
@@ -332,9 +340,9 @@ fn header_layout_matches_the_spec() {
     assert_eq!(u32::from_le_bytes(b[12..16].try_into().unwrap()), 64);
     assert_eq!(u64::from_le_bytes(b[16..24].try_into().unwrap()), FLAG_ROWS_NORMALISED);
     // 8 sections, plus static_rows, cascade, selection, screen, thinking_rows, thinking,
-    // screen_lexical, query_shift, screen_triage, screen_families, mode_questions, late and
-    // late_ids.
-    assert_eq!(u32::from_le_bytes(b[24..28].try_into().unwrap()), 21);
+    // screen_lexical, query_shift, screen_triage, screen_families, mode_questions, late,
+    // late_ids and prompts.
+    assert_eq!(u32::from_le_bytes(b[24..28].try_into().unwrap()), 22);
     assert_eq!(u32::from_le_bytes(b[28..32].try_into().unwrap()), DIM as u32);
     assert_eq!(&b[32..48], &[0xab; 16]);
     assert_eq!(u64::from_le_bytes(b[48..56].try_into().unwrap()), b.len() as u64);
@@ -378,7 +386,7 @@ fn errors_are_distinct_and_verbatim() {
     b[8..12].copy_from_slice(&99u32.to_le_bytes());
     assert_eq!(
         open_err(&b),
-        "index <memory>: format version 99 is not supported (this build reads 1..=12); rebuild it with switchyard build-index"
+        "index <memory>: format version 99 is not supported (this build reads 1..=13); rebuild it with switchyard build-index"
     );
     let mut b = good.clone();
     b[28] ^= 1;

@@ -415,3 +415,17 @@ fn thinking_section_round_trips_and_is_checked() {
     let err = Index::from_bytes(&w.to_bytes().unwrap(), &OpenOptions::new()).unwrap_err();
     assert!(err.to_string().contains("default mode \"nope\""), "{err}");
 }
+
+#[test]
+fn the_prompts_section_round_trips_a_rewrite_keeps_it_and_an_index_without_it_has_none() {
+    let bytes = sample_writer().to_bytes().unwrap();
+    let index = Index::from_bytes(&bytes, &OpenOptions::new()).unwrap();
+    let constitution = index.prompts().and_then(|p| p.constitution.as_deref());
+    assert_eq!(constitution, Some("You are the front desk's agent.\n"));
+    // A rewrite (as `fit --out` makes) carries it over, byte for byte.
+    let again = IndexWriter::from_index(&index).unwrap().to_bytes().unwrap();
+    assert_eq!(again, bytes);
+    let without = sample_writer_without_prompts().to_bytes().unwrap();
+    let index = Index::from_bytes(&without, &OpenOptions::new()).unwrap();
+    assert!(index.prompts().is_none());
+}
