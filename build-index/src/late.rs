@@ -7,7 +7,8 @@
 //! hundredth. Each token's id and the number of items holding each id are stored too: the
 //! router weighs a task's tokens, and an item's, by how rare they are in the catalog.
 
-use crate::{CHUNK, Result, TextKind};
+use crate::rows::CHUNK;
+use crate::{Result, TextKind};
 use rayon::prelude::*;
 use switchyard_embed::{Embedder, TokenStates};
 use switchyard_format::{LateItems, LateMeta};
