@@ -67,7 +67,7 @@ pub fn embed_all_as(
     Ok(out)
 }
 
-/// The row texts of each matrix, in [`SectionKind::MATRICES`] order.
+/// The row texts of each matrix, in [`switchyard_format::SectionKind::MATRICES`] order.
 pub fn row_texts(catalog: &Catalog) -> [Vec<String>; 5] {
     [
         catalog.tools.iter().flat_map(|t| t.texts()).collect(),
