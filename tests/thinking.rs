@@ -121,12 +121,33 @@ fn every_scaffold_takes_the_problem_and_ends_in_three_to_five_success_criteria()
 }
 
 #[test]
-fn an_index_without_thinking_modes_says_how_to_add_them() {
+fn a_catalog_without_thinking_modes_thinks_with_the_built_in_ones() {
     let dir = tempfile::tempdir().unwrap();
     let path = build(&sre_catalog(), hash().as_ref(), dir.path(), "sre.idx");
     let router = RouterBuilder::new(&path).build(hash()).unwrap();
+    let d = router.think("We move the queue to Kafka next week. What could go wrong?", None);
+    let d = d.unwrap();
+    assert_eq!((d.mode.as_str(), d.source), ("red_team", ThinkingSource::Keyword), "{d:?}");
+    let d = router.think("O deploy está lento", None).unwrap();
+    assert_eq!((d.mode.as_str(), d.source), ("council", ThinkingSource::Default), "{d:?}");
+    let text = router.thinking_scaffold(&d, "O deploy está lento").unwrap();
+    assert!(text.contains("O deploy está lento") && text.contains("## Success Criteria"), "{text}");
+}
+
+#[test]
+fn an_index_without_thinking_modes_says_how_to_add_them() {
+    // The library's build_bytes keeps a catalog as it is: this index has no thinking modes,
+    // like an index built before switchyard shipped its own.
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = Catalog::load(&sre_catalog()).unwrap();
+    assert!(catalog.thinking.is_empty());
+    let (bytes, _, _) =
+        switchyard_build_index::build_bytes(&catalog, hash().as_ref(), None).unwrap();
+    let path = dir.path().join("bare.idx");
+    std::fs::write(&path, bytes).unwrap();
+    let router = RouterBuilder::new(&path).build(hash()).unwrap();
     let e = router.think("what could go wrong?", None).unwrap_err().to_string();
-    assert!(e.contains("no thinking modes") && e.contains("thinking.toml"), "{e}");
+    assert!(e.contains("no thinking modes") && e.contains("switchyard build-index"), "{e}");
 }
 
 /// A manifest folder with one tool and the given thinking.toml and scaffold files.

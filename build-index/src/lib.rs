@@ -181,6 +181,9 @@ pub struct BuildReport {
     pub adapter: Option<String>,
     /// Whether the catalog brought no attack patterns and the screen learned the built-in ones.
     pub built_in_attacks: bool,
+    /// Whether the catalog brought no thinking modes and the index got the built-in ones
+    /// ([`Catalog::use_built_in_thinking`]).
+    pub built_in_thinking: bool,
     /// Manifest warnings.
     pub warnings: Vec<String>,
     /// Time spent embedding.
@@ -525,6 +528,7 @@ pub fn build_to_file(
     let t0 = std::time::Instant::now();
     let mut catalog = Catalog::load(manifests)?;
     let built_in_attacks = !options.own_attacks_only && catalog.use_built_in_attacks()?;
+    let built_in_thinking = catalog.use_built_in_thinking()?;
     let hash = catalog.content_hash();
     let mut screen = options.screen.with_catalog_file(manifests)?;
     if built_in_attacks {
@@ -583,6 +587,7 @@ pub fn build_to_file(
         families,
         adapter: adapter.map(Adapter::id),
         built_in_attacks,
+        built_in_thinking,
         warnings: catalog.warnings.iter().map(ToString::to_string).collect(),
         embed_ms,
         total_ms: t0.elapsed().as_secs_f64() * 1e3,

@@ -258,6 +258,12 @@ fn print_outcome(outcome: &switchyard_build_index::BuildOutcome, model: &str) {
                     r.rows.get("benign").copied().unwrap_or(0)
                 );
             }
+            if r.built_in_thinking {
+                println!(
+                    "thinking: the catalog has no thinking.toml, so `think` and `assemble --thinking` use {}",
+                    switchyard::manifest::BUILT_IN_THINKING
+                );
+            }
             let t = &r.thresholds;
             println!(
                 "thresholds: tool {:.3}, skill {:.3}, mode {:.3}, injection {:.3} (unrelated {:.3}, related {:.3})",

@@ -8,7 +8,7 @@
 //! | `modes.toml` | `[[mode]]` | `name`, `description`, `keywords`, `examples`?, `base_tools`?, `base_skills`?, `rules`? (path) |
 //! | `injection.toml` | `[[pattern]]`, `[[benign]]` | `text`, `lang`, `category`? (patterns only); a folder without any gets the built-in set at build time ([`Catalog::use_built_in_attacks`]) |
 //! | `screen_checks.toml` | `[[must_flag]]`, `[[must_keep]]` | `text`, `lang`: texts every built injection screen must flag or let through (checked at build time, never trained on) |
-//! | `thinking.toml` | `[[thinking]]` | `name`, `description`, `scaffold` (path; takes `{problem}`, ends in `## Success Criteria` with 3-5 `- ` items), `keywords`?, `examples`?, `default`? |
+//! | `thinking.toml` | `[[thinking]]` | `name`, `description`, `scaffold` (path; takes `{problem}`, ends in `## Success Criteria` with 3-5 `- ` items), `keywords`?, `examples`?, `default`?; a folder without it gets the built-in modes at build time ([`Catalog::use_built_in_thinking`]) |
 //!
 //! ```
 //! let dir = tempfile::tempdir().unwrap();
@@ -30,7 +30,8 @@ pub use crate::error::{ManifestError, Result};
 pub use crate::injection::BUILT_IN_ATTACKS;
 pub use crate::screen_checks::{SCREEN_CHECKS_FILE, ScreenCheck, ScreenChecks};
 pub use crate::thinking::{
-    CRITERIA_HEADING, CRITERIA_RANGE, PROBLEM_PLACEHOLDER, ThinkingMode, default_thinking,
+    BUILT_IN_THINKING, CRITERIA_HEADING, CRITERIA_RANGE, PROBLEM_PLACEHOLDER, ThinkingMode,
+    default_thinking,
 };
 
 mod catalog;

@@ -1,13 +1,33 @@
 //! `thinking.toml`: thinking modes (council, red_team, ...), each a scaffold an agent follows to
 //! think through a problem, chosen by keyword rules, an explicit choice, an optional semantic
-//! fallback or the declared default.
+//! fallback or the declared default. A catalog without the file gets the built-in modes at
+//! build time ([`Catalog::use_built_in_thinking`]).
 
-use crate::catalog::{Source, clean_list, non_empty, read_relative, unique};
+use crate::catalog::{Catalog, Source, clean_list, non_empty, read_relative, unique};
 use crate::{ManifestError, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use toml::Spanned;
+
+/// The thinking modes switchyard ships (`manifests/thinking.toml` and its scaffolds: council,
+/// red_team, first_principles, be_creative; keywords in many languages), compiled in so that an
+/// index of any catalog can think a problem through.
+const BUILT_IN: &str = include_str!("../../../manifests/thinking.toml");
+
+/// The built-in scaffolds, by the path `manifests/thinking.toml` gives them.
+const BUILT_IN_SCAFFOLDS: [(&str, &str); 4] = [
+    ("thinking/be_creative.md", include_str!("../../../manifests/thinking/be_creative.md")),
+    ("thinking/council.md", include_str!("../../../manifests/thinking/council.md")),
+    (
+        "thinking/first_principles.md",
+        include_str!("../../../manifests/thinking/first_principles.md"),
+    ),
+    ("thinking/red_team.md", include_str!("../../../manifests/thinking/red_team.md")),
+];
+
+/// Where [`Catalog::use_built_in_thinking`]'s modes come from, as errors and reports name it.
+pub const BUILT_IN_THINKING: &str = "switchyard's built-in manifests/thinking.toml";
 
 /// Where a scaffold takes the problem.
 pub const PROBLEM_PLACEHOLDER: &str = "{problem}";
@@ -70,8 +90,19 @@ struct RawThinking {
     default: Option<Spanned<bool>>,
 }
 
-/// Parses and validates `thinking.toml` (already read into `src`), sorted by name.
+/// Parses and validates `thinking.toml` (already read into `src`) with its scaffolds in `dir`,
+/// sorted by name.
 pub(crate) fn load(src: &Source, dir: &Path) -> Result<Vec<ThinkingMode>> {
+    load_with(src, |rel| {
+        Ok((read_relative(src, dir, rel, "thinking.scaffold")?, dir.join(rel.get_ref())))
+    })
+}
+
+/// Parses and validates `thinking.toml` with `scaffold` giving each scaffold's text and path.
+fn load_with(
+    src: &Source,
+    scaffold: impl Fn(&Spanned<String>) -> Result<(String, PathBuf)>,
+) -> Result<Vec<ThinkingMode>> {
     let file: ThinkingFile = src.parse()?;
     let mut seen = BTreeMap::new();
     let mut default_at: Option<(String, usize)> = None;
@@ -88,8 +119,7 @@ pub(crate) fn load(src: &Source, dir: &Path) -> Result<Vec<ThinkingMode>> {
             }
             default_at = Some((name.clone(), src.line(d.span())));
         }
-        let scaffold = read_relative(src, dir, &t.scaffold, "thinking.scaffold")?;
-        let scaffold_path = dir.join(t.scaffold.get_ref());
+        let (scaffold, scaffold_path) = scaffold(&t.scaffold)?;
         let criteria = check_scaffold(&scaffold_path, &scaffold)?;
         out.push(ThinkingMode {
             description: non_empty(src, &t.description, "thinking.description")?,
@@ -172,6 +202,30 @@ fn check_scaffold(path: &Path, text: &str) -> Result<Vec<String>> {
     Ok(items)
 }
 
+impl Catalog {
+    /// Gives a catalog without thinking modes (no `thinking.toml`) switchyard's built-in ones,
+    /// so that `switchyard think` and `assemble --thinking` work on an index of any catalog. A
+    /// catalog with its own keeps them. Returns whether it did. Costs nothing at assembly unless
+    /// a thinking mode is asked for.
+    pub fn use_built_in_thinking(&mut self) -> Result<bool> {
+        if !self.thinking.is_empty() {
+            return Ok(false);
+        }
+        let src = Source::new(BUILT_IN_THINKING.into(), BUILT_IN.to_string());
+        self.thinking = load_with(&src, |rel| {
+            let text = BUILT_IN_SCAFFOLDS.iter().find(|(path, _)| path == rel.get_ref());
+            let (path, text) = text.ok_or_else(|| {
+                src.invalid(rel.span(), "thinking.scaffold", "is not one of the built-in scaffolds")
+            })?;
+            Ok((
+                (*text).to_string(),
+                PathBuf::from(format!("switchyard's built-in manifests/{path}")),
+            ))
+        })?;
+        Ok(true)
+    }
+}
+
 /// The thinking mode used when no rule decides: the one marked `default = true`; else
 /// `council` if defined; else the first by name.
 pub fn default_thinking(modes: &[ThinkingMode]) -> Option<&ThinkingMode> {
@@ -180,4 +234,46 @@ pub fn default_thinking(modes: &[ThinkingMode]) -> Option<&ThinkingMode> {
         .find(|m| m.default)
         .or_else(|| modes.iter().find(|m| m.name == "council"))
         .or_else(|| modes.first())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hotel_catalog(files: &[(&str, &str)]) -> (tempfile::TempDir, Catalog) {
+        let dir = tempfile::tempdir().unwrap();
+        let tools = "[[tool]]\nname = \"book_room\"\ndescription = \"Book a hotel room\"\nmodes = [\"any\"]\n";
+        std::fs::write(dir.path().join("tools.toml"), tools).unwrap();
+        for (name, text) in files {
+            let path = dir.path().join(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let catalog = Catalog::load(dir.path()).unwrap();
+        (dir, catalog)
+    }
+
+    #[test]
+    fn a_catalog_without_thinking_modes_gets_the_ones_switchyard_ships() {
+        let (_dir, mut c) = hotel_catalog(&[]);
+        assert!(c.thinking.is_empty());
+        assert!(c.use_built_in_thinking().unwrap());
+        // The same modes, scaffolds and all, as the default catalog's own files give.
+        let shipped = Catalog::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../manifests"));
+        assert_eq!(c.thinking, shipped.unwrap().thinking);
+        assert_eq!(default_thinking(&c.thinking).map(|m| m.name.as_str()), Some("council"));
+        assert!(c.thinking.iter().all(|m| m.render("p").contains('p') && !m.criteria.is_empty()));
+        // A second call changes nothing.
+        assert!(!c.use_built_in_thinking().unwrap());
+    }
+
+    #[test]
+    fn a_catalog_with_its_own_thinking_modes_keeps_them() {
+        let scaffold =
+            "Plan the night shift for: {problem}\n\n## Success Criteria\n- a\n- b\n- c\n";
+        let toml = "[[thinking]]\nname = \"rota\"\ndescription = \"Plan staff rotas\"\nscaffold = \"rota.md\"\n";
+        let (_dir, mut c) = hotel_catalog(&[("thinking.toml", toml), ("rota.md", scaffold)]);
+        assert!(!c.use_built_in_thinking().unwrap());
+        assert_eq!(c.thinking.iter().map(|m| m.name.as_str()).collect::<Vec<_>>(), ["rota"]);
+    }
 }

@@ -80,7 +80,7 @@ pub enum RouteError {
     },
     /// The index has no thinking modes.
     #[error(
-        "index {path} has no thinking modes; add thinking.toml (and its scaffolds) to the manifest folder and rebuild it with switchyard build-index"
+        "index {path} has no thinking modes; rebuild it with switchyard build-index, which gives a manifest folder without thinking.toml the built-in modes (or add your own thinking.toml and scaffolds)"
     )]
     NoThinkingModes {
         /// The index.
