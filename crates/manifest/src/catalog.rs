@@ -8,7 +8,7 @@ use toml::Spanned;
 /// A tool the agent can call.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Tool {
-    /// Unique id, `[a-z0-9_.-]+`.
+    /// Unique id, `[A-Za-z0-9_.-]+`, kept as written: the name the agent calls.
     pub name: String,
     /// What it does, in one or two sentences.
     pub description: String,
@@ -270,9 +270,23 @@ pub(crate) fn read(dir: &Path, file: &str) -> Result<Option<Source>> {
     }
 }
 
-fn valid_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"_.-".contains(&b))
+/// Which letters a name may use.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Letters {
+    /// Lowercase only: the names of modes, skills and thinking modes, which are switchyard's
+    /// own identifiers (`--mode plan`).
+    Lower,
+    /// Either case: tool names are the ones the agent calls, and MCP servers and function-calling
+    /// APIs name tools in camelCase too (`getWeather`), so they are kept exactly as written.
+    AnyCase,
+}
+
+fn valid_name(name: &str, letters: Letters) -> bool {
+    let letter = |b: u8| match letters {
+        Letters::Lower => b.is_ascii_lowercase(),
+        Letters::AnyCase => b.is_ascii_alphabetic(),
+    };
+    !name.is_empty() && name.bytes().all(|b| letter(b) || b.is_ascii_digit() || b"_.-".contains(&b))
 }
 
 /// Reads a file named by a manifest field, refusing paths that leave the folder.
@@ -331,13 +345,18 @@ pub(crate) fn unique(
     seen: &mut BTreeMap<String, usize>,
     name: &Spanned<String>,
     field: &str,
+    letters: Letters,
 ) -> Result<String> {
     let n = name.get_ref().clone();
-    if !valid_name(&n) {
+    if !valid_name(&n, letters) {
+        let allowed = match letters {
+            Letters::Lower => "lowercase letters",
+            Letters::AnyCase => "letters",
+        };
         return Err(src.invalid(
             name.span(),
             field,
-            format!("{n:?} is not allowed; use lowercase letters, digits, `_`, `.` and `-`"),
+            format!("{n:?} is not allowed; use {allowed}, digits, `_`, `.` and `-`"),
         ));
     }
     if let Some(first) = seen.get(&n) {
@@ -410,7 +429,7 @@ impl Catalog {
             let file: ModesFile = src.parse()?;
             let mut seen = BTreeMap::new();
             for m in file.mode {
-                let name = unique(src, &mut seen, &m.name, "mode.name")?;
+                let name = unique(src, &mut seen, &m.name, "mode.name", Letters::Lower)?;
                 mode_names.insert(name.clone());
                 raw_modes.push((name, m));
             }
@@ -430,7 +449,7 @@ impl Catalog {
         let mut tools = Vec::new();
         let mut tool_lines = BTreeMap::new();
         for t in file.tool {
-            let name = unique(src, &mut seen, &t.name, "tool.name")?;
+            let name = unique(src, &mut seen, &t.name, "tool.name", Letters::AnyCase)?;
             tool_lines.insert(name.clone(), src.line(t.name.span()));
             let parameters = match t.parameters {
                 Some(table) => Some(serde_json::to_value(&table).map_err(|e| {
@@ -477,7 +496,7 @@ impl Catalog {
             let mut seen = BTreeMap::new();
             let mut lines = BTreeMap::new();
             for s in file.skill {
-                let name = unique(src, &mut seen, &s.name, "skill.name")?;
+                let name = unique(src, &mut seen, &s.name, "skill.name", Letters::Lower)?;
                 lines.insert(name.clone(), src.line(s.name.span()));
                 let body = match &s.body {
                     Some(rel) => Some(read_relative(src, dir, rel, "skill.body")?),

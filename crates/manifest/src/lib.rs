@@ -3,7 +3,7 @@
 //!
 //! | file | tables | fields |
 //! |---|---|---|
-//! | `tools.toml` (required) | `[[tool]]` | `name` (unique, `[a-z0-9_.-]+`), `description`, `modes` (mode names or `"any"`), `examples`?, `parameters`? (a JSON-schema table) |
+//! | `tools.toml` (required) | `[[tool]]` | `name` (unique, `[A-Za-z0-9_.-]+`, kept as written: the name the agent calls), `description`, `modes` (mode names or `"any"`), `examples`?, `parameters`? (a JSON-schema table) |
 //! | `skills.toml` | `[[skill]]` | `name`, `description`, `modes`, `examples`?, `body`? (path relative to the folder) |
 //! | `modes.toml` | `[[mode]]` | `name`, `description`, `keywords`, `examples`?, `base_tools`?, `base_skills`?, `rules`? (path) |
 //! | `injection.toml` | `[[pattern]]`, `[[benign]]` | `text`, `lang`, `category`? (patterns only); a folder without any gets the built-in set at build time ([`Catalog::use_built_in_attacks`]) |

@@ -3,7 +3,7 @@
 //! fallback or the declared default. A catalog without the file gets the built-in modes at
 //! build time ([`Catalog::use_built_in_thinking`]).
 
-use crate::catalog::{Catalog, Source, clean_list, non_empty, read_relative, unique};
+use crate::catalog::{Catalog, Letters, Source, clean_list, non_empty, read_relative, unique};
 use crate::{ManifestError, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -108,7 +108,7 @@ fn load_with(
     let mut default_at: Option<(String, usize)> = None;
     let mut out = Vec::new();
     for t in file.thinking {
-        let name = unique(src, &mut seen, &t.name, "thinking.name")?;
+        let name = unique(src, &mut seen, &t.name, "thinking.name", Letters::Lower)?;
         if let Some(d) = t.default.as_ref().filter(|d| *d.get_ref()) {
             if let Some((other, line)) = &default_at {
                 return Err(src.invalid(

@@ -97,8 +97,28 @@ fn bad_names_say_what_is_allowed() {
     )]);
     assert_eq!(
         e,
-        "DIR/tools.toml:2: tool.name: \"Read File\" is not allowed; use lowercase letters, digits, `_`, `.` and `-`"
+        "DIR/tools.toml:2: tool.name: \"Read File\" is not allowed; use letters, digits, `_`, `.` and `-`"
     );
+    let e = err(&[
+        ("tools.toml", "[[tool]]\nname = \"readFile\"\ndescription = \"x\"\nmodes = [\"any\"]\n"),
+        (
+            "skills.toml",
+            "[[skill]]\nname = \"DamagedGoods\"\ndescription = \"x\"\nmodes = [\"any\"]\n",
+        ),
+    ]);
+    assert!(e.contains("skill.name") && e.contains("use lowercase letters"), "{e}");
+}
+
+#[test]
+fn tool_names_keep_their_case_as_mcp_servers_write_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let tools = "[[tool]]\nname = \"renewLoan\"\ndescription = \"Renew a borrowed book\"\nmodes = [\"any\"]\n\n[[tool]]\nname = \"renew_loan\"\ndescription = \"Renew a loan for a whole class\"\nmodes = [\"any\"]\n";
+    std::fs::write(dir.path().join("tools.toml"), tools).unwrap();
+    let catalog = switchyard_manifest::Catalog::load(dir.path()).unwrap();
+    let names: Vec<&str> = catalog.tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["renewLoan", "renew_loan"]);
+    // Routed by its words, called by its name.
+    assert_eq!(catalog.tools[0].name_words(), "renew Loan");
 }
 
 #[test]
