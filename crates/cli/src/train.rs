@@ -122,8 +122,9 @@ fn adapter(a: AdapterArgs) -> Result<()> {
     }
     if let (Some(dir), Some(cases)) = (&a.catalog, &a.cases) {
         anyhow::ensure!(
-            dir.join("tools.toml").is_file(),
-            "--catalog {}: no tools.toml in it; give the manifest folder of your catalog",
+            dir.join("tools.toml").is_file()
+                || dir.join(switchyard::manifest::TOOLS_JSON).is_file(),
+            "--catalog {}: no tools.toml or tools.json in it; give the manifest folder of your catalog",
             dir.display()
         );
         anyhow::ensure!(cases.is_file(), "--cases {}: no such file", cases.display());

@@ -129,28 +129,6 @@ pub struct Catalog {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct ToolsFile {
-    #[serde(default)]
-    tool: Vec<RawTool>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawTool {
-    name: Spanned<String>,
-    #[serde(default)]
-    description: Option<Spanned<String>>,
-    modes: Spanned<Vec<String>>,
-    #[serde(default)]
-    examples: Vec<String>,
-    #[serde(default)]
-    parameters: Option<toml::Table>,
-    #[serde(default)]
-    tags: Vec<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
 struct SkillsFile {
     #[serde(default)]
     skill: Vec<RawSkill>,
@@ -208,6 +186,10 @@ impl Source {
     /// A text that did not come from a file (`path` names where it did come from).
     pub(crate) fn new(path: PathBuf, text: String) -> Self {
         Self { path, text }
+    }
+
+    pub(crate) fn text(&self) -> &str {
+        &self.text
     }
 
     fn is_blank(&self) -> bool {
@@ -281,12 +263,15 @@ pub(crate) enum Letters {
     AnyCase,
 }
 
-fn valid_name(name: &str, letters: Letters) -> bool {
-    let letter = |b: u8| match letters {
-        Letters::Lower => b.is_ascii_lowercase(),
-        Letters::AnyCase => b.is_ascii_alphabetic(),
+/// What is wrong with a name, if anything, and what is allowed.
+pub(crate) fn name_problem(name: &str, letters: Letters) -> Option<String> {
+    let (letter, allowed): (fn(&u8) -> bool, _) = match letters {
+        Letters::Lower => (u8::is_ascii_lowercase, "lowercase letters"),
+        Letters::AnyCase => (u8::is_ascii_alphabetic, "letters"),
     };
-    !name.is_empty() && name.bytes().all(|b| letter(b) || b.is_ascii_digit() || b"_.-".contains(&b))
+    let valid = !name.is_empty()
+        && name.bytes().all(|b| letter(&b) || b.is_ascii_digit() || b"_.-".contains(&b));
+    (!valid).then(|| format!("{name:?} is not allowed; use {allowed}, digits, `_`, `.` and `-`"))
 }
 
 /// Reads a file named by a manifest field, refusing paths that leave the folder.
@@ -348,16 +333,8 @@ pub(crate) fn unique(
     letters: Letters,
 ) -> Result<String> {
     let n = name.get_ref().clone();
-    if !valid_name(&n, letters) {
-        let allowed = match letters {
-            Letters::Lower => "lowercase letters",
-            Letters::AnyCase => "letters",
-        };
-        return Err(src.invalid(
-            name.span(),
-            field,
-            format!("{n:?} is not allowed; use {allowed}, digits, `_`, `.` and `-`"),
-        ));
+    if let Some(problem) = name_problem(&n, letters) {
+        return Err(src.invalid(name.span(), field, problem));
     }
     if let Some(first) = seen.get(&n) {
         return Err(src.invalid(
@@ -370,7 +347,7 @@ pub(crate) fn unique(
     Ok(n)
 }
 
-fn check_modes(
+pub(crate) fn check_modes(
     src: &Source,
     modes: &Spanned<Vec<String>>,
     known: &BTreeSet<String>,
@@ -404,8 +381,11 @@ fn words(s: &str) -> BTreeSet<String> {
 impl Catalog {
     /// Loads and validates a manifest folder.
     pub fn load(dir: &Path) -> Result<Self> {
-        let tools_src = read(dir, "tools.toml")?
-            .ok_or_else(|| ManifestError::NoTools { dir: dir.to_path_buf() })?;
+        let tools_src = read(dir, "tools.toml")?;
+        let json_src = read(dir, crate::tools_json::TOOLS_JSON)?;
+        if tools_src.is_none() && json_src.is_none() {
+            return Err(ManifestError::NoTools { dir: dir.to_path_buf() });
+        }
         let modes_src = read(dir, "modes.toml")?;
         let skills_src = read(dir, "skills.toml")?;
         let inj_src = read(dir, "injection.toml")?;
@@ -435,60 +415,14 @@ impl Catalog {
             }
         }
 
-        let src = &tools_src;
-        let file: ToolsFile = src.parse()?;
-        if file.tool.is_empty() {
-            return Err(ManifestError::Invalid {
-                path: src.path.clone(),
-                line: 1,
-                field: "tool".into(),
-                message: "no [[tool]] entries; add at least one".into(),
-            });
-        }
         let mut seen = BTreeMap::new();
         let mut tools = Vec::new();
-        let mut tool_lines = BTreeMap::new();
-        for t in file.tool {
-            let name = unique(src, &mut seen, &t.name, "tool.name", Letters::AnyCase)?;
-            tool_lines.insert(name.clone(), src.line(t.name.span()));
-            let parameters = match t.parameters {
-                Some(table) => Some(serde_json::to_value(&table).map_err(|e| {
-                    src.invalid(
-                        t.name.span(),
-                        "tool.parameters",
-                        format!("not representable as JSON: {e}"),
-                    )
-                })?),
-                None => None,
-            };
-            let line = src.line(t.name.span());
-            let description = t.description.as_ref().map(|d| d.get_ref().trim().to_string());
-            let description = description.unwrap_or_default();
-            if description.is_empty() {
-                warnings.push(Warning {
-                    path: src.path.clone(),
-                    line,
-                    message: format!(
-                        "tool.description: {name} has no description; it stays routable by its name{}, but one sentence saying what it does routes far better",
-                        if parameters.is_some() { " and parameters" } else { "" }
-                    ),
-                });
-            }
-            long_text(src, line, "tool.description", &name, &description, &mut warnings);
-            tools.push(Tool {
-                description,
-                modes: check_modes(src, &t.modes, &mode_names, "tool.modes")?,
-                examples: clean_list(t.examples),
-                parameters,
-                tags: clean_list(t.tags),
-                name,
-            });
+        if let Some(src) = &tools_src {
+            tools = crate::tools_toml::parse(src, &mode_names, &mut seen, &mut warnings)?;
         }
-        near_duplicates(
-            src,
-            tools.iter().map(|t| (t.name.as_str(), t.description.as_str(), tool_lines[&t.name])),
-            &mut warnings,
-        );
+        if let Some(src) = &json_src {
+            crate::tools_json::add(src, &seen, &mut tools, &mut warnings)?;
+        }
 
         let mut skills = Vec::new();
         if let Some(src) = &skills_src {
@@ -629,7 +563,7 @@ impl Catalog {
 /// tokens of a row, so the rest never counts.
 const LONG_DESCRIPTION: usize = 1500;
 
-fn long_text(
+pub(crate) fn long_text(
     src: &Source,
     line: usize,
     field: &str,
@@ -649,7 +583,7 @@ fn long_text(
     }
 }
 
-fn near_duplicates<'a>(
+pub(crate) fn near_duplicates<'a>(
     src: &Source,
     items: impl Iterator<Item = (&'a str, &'a str, usize)>,
     warnings: &mut Vec<Warning>,

@@ -12,9 +12,9 @@ pub enum ManifestError {
         /// The underlying error.
         source: std::io::Error,
     },
-    /// The folder has no `tools.toml`.
+    /// The folder has neither `tools.toml` nor `tools.json`.
     #[error(
-        "{dir}: no tools.toml; a manifest folder needs at least tools.toml with [[tool]] entries"
+        "{dir}: no tools.toml or tools.json; a manifest folder needs tools.toml with [[tool]] entries, or tools.json with an MCP tools/list result"
     )]
     NoTools {
         /// The folder.

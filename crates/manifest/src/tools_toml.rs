@@ -1,0 +1,98 @@
+//! `tools.toml`: the tools the agent can call, each `[[tool]]` with its name, description,
+//! modes, examples, tags and parameters.
+
+use crate::catalog::{
+    Letters, Source, Tool, Warning, check_modes, clean_list, long_text, near_duplicates, unique,
+};
+use crate::{ManifestError, Result};
+use serde::Deserialize;
+use std::collections::{BTreeMap, BTreeSet};
+use toml::Spanned;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ToolsFile {
+    #[serde(default)]
+    tool: Vec<RawTool>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTool {
+    name: Spanned<String>,
+    #[serde(default)]
+    description: Option<Spanned<String>>,
+    modes: Spanned<Vec<String>>,
+    #[serde(default)]
+    examples: Vec<String>,
+    #[serde(default)]
+    parameters: Option<toml::Table>,
+    #[serde(default)]
+    tags: Vec<String>,
+}
+
+/// The tools of `tools.toml`, with their names' lines in `seen`.
+pub(crate) fn parse(
+    src: &Source,
+    mode_names: &BTreeSet<String>,
+    seen: &mut BTreeMap<String, usize>,
+    warnings: &mut Vec<Warning>,
+) -> Result<Vec<Tool>> {
+    let file: ToolsFile = src.parse()?;
+    if file.tool.is_empty() {
+        return Err(ManifestError::Invalid {
+            path: src.path.clone(),
+            line: 1,
+            field: "tool".into(),
+            message: "no [[tool]] entries; add at least one".into(),
+        });
+    }
+    let mut tools = Vec::new();
+    for t in file.tool {
+        let name = unique(src, seen, &t.name, "tool.name", Letters::AnyCase)?;
+        let parameters = match t.parameters {
+            Some(table) => Some(serde_json::to_value(&table).map_err(|e| {
+                src.invalid(
+                    t.name.span(),
+                    "tool.parameters",
+                    format!("not representable as JSON: {e}"),
+                )
+            })?),
+            None => None,
+        };
+        let line = src.line(t.name.span());
+        let description = t.description.as_ref().map(|d| d.get_ref().trim().to_string());
+        let tool = Tool {
+            description: description.unwrap_or_default(),
+            modes: check_modes(src, &t.modes, mode_names, "tool.modes")?,
+            examples: clean_list(t.examples),
+            parameters,
+            tags: clean_list(t.tags),
+            name,
+        };
+        tool_warnings(src, line, &tool, warnings);
+        tools.push(tool);
+    }
+    near_duplicates(
+        src,
+        tools.iter().map(|t| (t.name.as_str(), t.description.as_str(), seen[&t.name])),
+        warnings,
+    );
+    Ok(tools)
+}
+
+/// The warnings any tool may get, from whichever file: no description, or a very long one.
+pub(crate) fn tool_warnings(src: &Source, line: usize, tool: &Tool, warnings: &mut Vec<Warning>) {
+    let name = &tool.name;
+    if tool.description.is_empty() {
+        warnings.push(Warning {
+            path: src.path.clone(),
+            line,
+            message: format!(
+                "tool.description: {name} has no description; it stays routable by its name{}, but one sentence saying what it does routes far better",
+                if tool.parameters.is_some() { " and parameters" } else { "" }
+            ),
+        });
+    }
+    long_text(src, line, "tool.description", name, &tool.description, warnings);
+}

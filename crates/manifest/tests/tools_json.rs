@@ -1,0 +1,130 @@
+//! `tools.json`: an MCP server's tool list, or function-calling tools, as a catalog's tools.
+#![allow(clippy::unwrap_used)] // test helpers: a panic is the failure report
+
+use switchyard_manifest::Catalog;
+
+fn folder(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in files {
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
+    dir
+}
+
+fn load(files: &[(&str, &str)]) -> Catalog {
+    Catalog::load(folder(files).path()).unwrap()
+}
+
+fn err(files: &[(&str, &str)]) -> String {
+    let dir = folder(files);
+    let e = Catalog::load(dir.path()).unwrap_err().to_string();
+    e.replace(&dir.path().display().to_string(), "DIR")
+}
+
+/// What an MCP server answers to `tools/list`, pretty-printed as servers' dumps are.
+const MCP_LIST: &str = r#"{
+  "tools": [
+    {
+      "name": "getForecast",
+      "title": "Weather forecast",
+      "description": "Get the weather forecast for a city.",
+      "inputSchema": {
+        "type": "object",
+        "properties": {
+          "city": { "type": "string", "description": "City name" },
+          "days": { "type": "integer" }
+        },
+        "required": ["city"]
+      },
+      "annotations": { "readOnlyHint": true }
+    },
+    {
+      "name": "list_alerts",
+      "inputSchema": { "type": "object", "properties": { "region": { "type": "string" } } }
+    }
+  ]
+}"#;
+
+#[test]
+fn an_mcp_tool_list_is_a_catalog_with_names_kept_as_the_server_wrote_them() {
+    let c = load(&[("tools.json", MCP_LIST)]);
+    let names: Vec<&str> = c.tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["getForecast", "list_alerts"]);
+    let forecast = &c.tools[0];
+    assert_eq!(forecast.modes, ["any"]);
+    assert_eq!(forecast.tags, ["Weather forecast"]);
+    assert_eq!(
+        forecast.card(),
+        "get Forecast: Get the weather forecast for a city. (Weather forecast) Parameters: city (City name); days."
+    );
+    assert_eq!(forecast.parameters.as_ref().unwrap()["required"][0], "city");
+    // No description: routable by its name and parameters, with a warning on its line.
+    assert_eq!(c.tools[1].card(), "list alerts Parameters: region.");
+    let w: Vec<String> = c.warnings.iter().map(ToString::to_string).collect();
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(w[0].ends_with(":18: warning: tool.description: list_alerts has no description; it stays routable by its name and parameters, but one sentence saying what it does routes far better"), "{w:?}");
+}
+
+#[test]
+fn function_calling_tools_load_in_openai_and_anthropic_form() {
+    let openai = r#"[{"type": "function", "function": {"name": "refund_order", "description": "Refund an order.", "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}}}}}]"#;
+    let c = load(&[("tools.json", openai)]);
+    assert_eq!(
+        (c.tools[0].name.as_str(), c.tools[0].description.as_str()),
+        ("refund_order", "Refund an order.")
+    );
+    assert!(c.tools[0].card().ends_with("Parameters: order id."));
+    let anthropic = r#"[{"name": "refund_order", "description": "Refund an order.", "input_schema": {"type": "object", "properties": {"reason": {"type": "string"}}}}]"#;
+    let c = load(&[("tools.json", anthropic)]);
+    assert!(c.tools[0].card().ends_with("Parameters: reason."));
+    // The JSON-RPC response itself, as a client logs it.
+    let response = r#"{"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": "ping"}]}}"#;
+    assert_eq!(load(&[("tools.json", response)]).tools[0].name, "ping");
+}
+
+#[test]
+fn tools_json_beside_tools_toml_adds_its_tools_and_shares_their_modes_rules() {
+    let toml = "[[mode]]\nname = \"plan\"\ndescription = \"Plan\"\nkeywords = []\n";
+    let tools =
+        "[[tool]]\nname = \"read_file\"\ndescription = \"Read a file\"\nmodes = [\"plan\"]\n";
+    let c = load(&[("modes.toml", toml), ("tools.toml", tools), ("tools.json", MCP_LIST)]);
+    let names: Vec<&str> = c.tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["getForecast", "list_alerts", "read_file"]);
+    // A name in both files is refused, naming both places.
+    let twice = r#"{"tools": [{"name": "read_file", "description": "Read a file"}]}"#;
+    let e = err(&[("modes.toml", toml), ("tools.toml", tools), ("tools.json", twice)]);
+    assert!(
+        e.starts_with(
+            "DIR/tools.json:1: tools.name: \"read_file\" is already defined in tools.toml at line 2"
+        ),
+        "{e}"
+    );
+    // Neither file: the error names both.
+    let e = err(&[("modes.toml", toml)]);
+    assert!(e.contains("no tools.toml or tools.json"), "{e}");
+}
+
+#[test]
+fn a_broken_tools_json_is_refused_naming_the_line_and_the_field() {
+    let e = err(&[("tools.json", "{\"tools\": [\n  {\"name\": \"a\",}\n]}")]);
+    assert!(e.starts_with("DIR/tools.json:2: ") && e.contains("must be JSON"), "{e}");
+    let e = err(&[("tools.json", "{\"servers\": []}")]);
+    assert!(e.contains("tools: no \"tools\" array"), "{e}");
+    let e = err(&[("tools.json", "[]")]);
+    assert!(e.contains("no tools; add at least one"), "{e}");
+    let e = err(&[("tools.json", "[{\"name\": \"a\"},\n {\"description\": \"no name\"}]")]);
+    assert!(e.starts_with("DIR/tools.json:1: tools[1].name: is missing"), "{e}");
+    let e = err(&[("tools.json", "[{\"name\": \"a\"},\n {\"name\": \"get weather\"}]")]);
+    assert!(
+        e.starts_with(
+            "DIR/tools.json:2: tools[1].name: \"get weather\" is not allowed; use letters"
+        ),
+        "{e}"
+    );
+    let e = err(&[("tools.json", "[{\"name\": \"a\", \"inputSchema\": \"city\"}]")]);
+    assert!(e.contains("tools[0].inputSchema: is not a JSON-schema object"), "{e}");
+    let e = err(&[("tools.json", "[{\"name\": \"a\", \"description\": 3}]")]);
+    assert!(e.contains("tools[0].description: is not a string"), "{e}");
+    let e = err(&[("tools.json", "[{\"name\": \"a\"}, {\"name\": \"a\"}]")]);
+    assert!(e.contains("\"a\" is already defined"), "{e}");
+}
