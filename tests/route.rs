@@ -491,3 +491,24 @@ fn a_hash_embedder_index_has_no_cascade_and_routes_as_before() {
     let d = router.route("run the unit tests", &auto()).unwrap();
     assert_eq!((d.answered_by, d.cascade.is_none()), (AnsweredBy::Model, true));
 }
+
+#[test]
+fn an_mcp_servers_tool_list_routes_with_the_names_it_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifests = dir.path().join("github");
+    std::fs::create_dir(&manifests).unwrap();
+    let list = r#"{"tools": [
+      {"name": "mergePullRequest", "description": "Merge a pull request", "inputSchema": {"type": "object", "properties": {"merge_method": {"type": "string", "description": "merge, squash or rebase"}}}},
+      {"name": "createIssue", "description": "Create a new issue in a repository"},
+      {"name": "searchCode", "description": "Search for code across repositories"},
+      {"name": "addIssueComment"}
+    ]}"#;
+    std::fs::write(manifests.join("tools.json"), list).unwrap();
+    let path = build(&manifests, hash().as_ref(), dir.path(), "github.idx");
+    let router = RouterBuilder::new(&path).build(hash()).unwrap();
+    let d = router.route("merge the pull request with squash", &auto()).unwrap();
+    assert_eq!(d.tool_names().first(), Some(&"mergePullRequest"), "{:?}", d.tools);
+    // A tool without a description is found by its name's words.
+    let d = router.route("add a comment to the issue", &auto()).unwrap();
+    assert!(d.tool_names().contains(&"addIssueComment"), "{:?}", d.tools);
+}
