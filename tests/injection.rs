@@ -194,6 +194,21 @@ fn the_built_in_attacks_train_the_screen_of_a_catalog_without_any_unless_told_ot
     assert!(own.screen.head.is_none(), "no attacks: the contrast rule alone");
 }
 
+#[test]
+fn the_vector_cache_gives_back_the_models_own_vectors_whatever_the_batches() {
+    let Some(model) = model_or_skip("e5-small") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let cache = switchyard_build_index::VectorCache::new(dir.path());
+    let catalog = switchyard_manifest::Catalog::load(&default_catalog()).unwrap();
+    let texts: Vec<String> = catalog.patterns.iter().take(60).map(|p| p.text.clone()).collect();
+    // Cold on the first 40, then warm on those and 20 new ones embedded in a batch of their own.
+    cache.embed(model.as_ref(), &texts[..40]).unwrap();
+    let (cached, used) = cache.embed(model.as_ref(), &texts).unwrap();
+    assert_eq!((used.hits, used.embedded), (40, 20));
+    let fresh = switchyard_build_index::embed_all(model.as_ref(), &texts, None).unwrap();
+    assert!(cached == fresh, "a build with the cache would not be byte-identical");
+}
+
 /// About 2,000 words of ordinary notes, then an instruction.
 fn long_note(attack: &str) -> String {
     let para = "The release train leaves every second Tuesday. Before it does, the on-call engineer checks the dashboards, reads the error budget and writes a short note for the team. ";

@@ -31,6 +31,7 @@ mod thinking;
 mod thresholds;
 mod train_file;
 mod triage;
+mod vector_cache;
 
 pub use crate::cascade::{DEFAULT_MARGIN, DEFAULT_MIN_COVERAGE};
 pub use crate::query_shift::{ORDINARY_REQUESTS, QUERY_SHIFT_STRENGTH};
@@ -49,6 +50,7 @@ pub use crate::train_file::{
     load_injection_train,
 };
 pub use crate::triage::DEFAULT_TRIAGE_MAX_MISS;
+pub use crate::vector_cache::{CacheUse, VectorCache};
 
 use std::path::{Path, PathBuf};
 use switchyard_adapter::Adapter;

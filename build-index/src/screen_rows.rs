@@ -50,7 +50,14 @@ pub(crate) fn screen_section(
         "embedding the screen's training texts"
     );
     if !texts.is_empty() {
-        let vectors = embed_all(embedder, &texts, None)?;
+        let vectors = match &training.vector_cache {
+            Some(cache) => {
+                let (vectors, used) = cache.embed(embedder, &texts)?;
+                tracing::info!(read_back = used.hits, embedded = used.embedded, "vector cache");
+                vectors
+            }
+            None => embed_all(embedder, &texts, None)?,
+        };
         let labelled = labels.into_iter().zip(texts).zip(sources).zip(categories);
         for (v, (((attack, text), source), category)) in vectors.into_iter().zip(labelled) {
             rows.push(screen::Row { source, category, ..screen::Row::new(text, v, attack) });

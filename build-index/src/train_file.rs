@@ -43,6 +43,9 @@ pub struct ScreenTraining {
     pub rows: Vec<LabelledText>,
     /// Leave out the manifest folder's own [`CATALOG_TRAIN_FILE`].
     pub ignore_catalog_file: bool,
+    /// Where the training texts' vectors are kept between builds (none: every build embeds
+    /// them all). The index is the same byte for byte either way.
+    pub vector_cache: Option<crate::VectorCache>,
 }
 
 /// The texts the screen's training files give, one entry per text to embed, column by column.

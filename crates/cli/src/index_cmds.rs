@@ -75,6 +75,15 @@ pub struct BuildArgs {
     /// switchyard's built-in attacks and look-alikes.
     #[arg(long)]
     pub own_attacks_only: bool,
+    /// Folder where the screen's training texts' vectors are kept between builds, so a rebuild
+    /// embeds only the texts it has not seen (about 40 s of a 48 s build with e5-small);
+    /// default: $SWITCHYARD_CACHE_DIR, else $XDG_CACHE_HOME/switchyard, else
+    /// ~/.cache/switchyard. The index is byte-identical either way.
+    #[arg(long, value_name = "DIR", conflicts_with = "no_cache")]
+    pub cache_dir: Option<PathBuf>,
+    /// Embed every training text of the screen, reading and writing no cache.
+    #[arg(long)]
+    pub no_cache: bool,
     /// Print a JSON report (no progress bar).
     #[arg(long)]
     pub json: bool,
@@ -110,6 +119,10 @@ pub fn build_index(a: BuildArgs) -> Result<()> {
         );
     }
     screen.options.family_fpr = a.family_fpr;
+    if !a.no_cache {
+        let dir = a.cache_dir.clone().unwrap_or_else(crate::measure::default_cache_dir);
+        screen.vector_cache = Some(switchyard_build_index::VectorCache::new(dir));
+    }
     for f in &a.injection_train {
         screen.add_file(f)?;
     }
