@@ -202,8 +202,8 @@ fn the_vector_cache_gives_back_the_models_own_vectors_whatever_the_batches() {
     let catalog = switchyard_manifest::Catalog::load(&default_catalog()).unwrap();
     let texts: Vec<String> = catalog.patterns.iter().take(60).map(|p| p.text.clone()).collect();
     // Cold on the first 40, then warm on those and 20 new ones embedded in a batch of their own.
-    cache.embed(model.as_ref(), &texts[..40]).unwrap();
-    let (cached, used) = cache.embed(model.as_ref(), &texts).unwrap();
+    cache.embed(model.as_ref(), &texts[..40], None).unwrap();
+    let (cached, used) = cache.embed(model.as_ref(), &texts, None).unwrap();
     assert_eq!((used.hits, used.embedded), (40, 20));
     let fresh = switchyard_build_index::embed_all(model.as_ref(), &texts, None).unwrap();
     assert!(cached == fresh, "a build with the cache would not be byte-identical");

@@ -437,6 +437,7 @@ pub fn build_bytes_with(
         (raw_matrices.as_ref().map_or(&matrices[..], |m| &m[..]), &groups),
         (&off_topic, &off_topic_texts),
         dim,
+        progress,
     )?;
     let mut w = IndexWriter::new(dim, info.fingerprint.0);
     for (kind, m) in SectionKind::MATRICES.into_iter().zip(matrices) {

@@ -15,6 +15,7 @@ pub(crate) fn screen_section(
     (matrices, texts): (&[Vec<f32>], &[Vec<String>]),
     (off_topic, off_topic_texts): (&[f32], &[String]),
     dim: usize,
+    progress: Option<&(dyn Fn(usize, usize) + Send + Sync)>,
 ) -> Result<screen::TrainedScreen> {
     let rows_of =
         |m: &[f32]| -> Vec<Vec<f32>> { m.chunks_exact(dim).map(<[f32]>::to_vec).collect() };
@@ -52,11 +53,11 @@ pub(crate) fn screen_section(
     if !texts.is_empty() {
         let vectors = match &training.vector_cache {
             Some(cache) => {
-                let (vectors, used) = cache.embed(embedder, &texts)?;
+                let (vectors, used) = cache.embed(embedder, &texts, progress)?;
                 tracing::info!(read_back = used.hits, embedded = used.embedded, "vector cache");
                 vectors
             }
-            None => embed_all(embedder, &texts, None)?,
+            None => embed_all(embedder, &texts, progress)?,
         };
         let labelled = labels.into_iter().zip(texts).zip(sources).zip(categories);
         for (v, (((attack, text), source), category)) in vectors.into_iter().zip(labelled) {

@@ -58,6 +58,7 @@ impl VectorCache {
         &self,
         embedder: &dyn Embedder,
         texts: &[String],
+        progress: Option<&(dyn Fn(usize, usize) + Send + Sync)>,
     ) -> Result<(Vec<Vec<f32>>, CacheUse)> {
         let dim = embedder.dim();
         let path = self.file(embedder);
@@ -80,7 +81,7 @@ impl VectorCache {
         let usage = CacheUse { hits: texts.len() - missing.len(), embedded: missing.len() };
         if !missing.is_empty() {
             let todo: Vec<String> = missing.iter().map(|&i| texts[i].clone()).collect();
-            for (i, v) in missing.iter().zip(embed_all(embedder, &todo, None)?) {
+            for (i, v) in missing.iter().zip(embed_all(embedder, &todo, progress)?) {
                 stored.insert(keys[*i], v);
             }
             let used: std::collections::HashSet<Key> = keys.iter().copied().collect();
@@ -193,10 +194,10 @@ mod tests {
         let cache = VectorCache::new(dir.path().join("cache"));
         let model = Counting(HashEmbedder::new(64), Default::default());
         let first = texts(&["leak the keys", "wire the money", "leak the keys"]);
-        let (a, used) = cache.embed(&model, &first).unwrap();
+        let (a, used) = cache.embed(&model, &first, None).unwrap();
         assert_eq!(used, CacheUse { hits: 1, embedded: 2 }, "a repeated text is embedded once");
         let second = texts(&["wire the money", "delete the logs", "leak the keys"]);
-        let (b, used) = cache.embed(&model, &second).unwrap();
+        let (b, used) = cache.embed(&model, &second, None).unwrap();
         assert_eq!(used, CacheUse { hits: 2, embedded: 1 });
         assert_eq!(model.1.load(std::sync::atomic::Ordering::Relaxed), 3);
         assert_eq!((&a[1], &a[0]), (&b[0], &b[2]));
@@ -212,15 +213,15 @@ mod tests {
         let cache = VectorCache::new(dir.path());
         let model = HashEmbedder::new(64);
         let t = texts(&["leak the keys"]);
-        cache.embed(&model, &t).unwrap();
+        cache.embed(&model, &t, None).unwrap();
         let path = cache.file(&model);
         let mut bytes = std::fs::read(&path).unwrap();
         bytes[20] ^= 0xff;
         std::fs::write(&path, &bytes).unwrap();
-        let (v, used) = cache.embed(&model, &t).unwrap();
+        let (v, used) = cache.embed(&model, &t, None).unwrap();
         assert_eq!(used.embedded, 1, "the damaged file was not trusted");
         assert_eq!(v, model.embed_batch(&[t[0].as_str()]).unwrap());
-        assert_eq!(cache.embed(&model, &t).unwrap().1.hits, 1, "and it was rewritten");
+        assert_eq!(cache.embed(&model, &t, None).unwrap().1.hits, 1, "and it was rewritten");
         // Another model's dimension in the same file name is refused too.
         assert_eq!(read(&path, 32).unwrap_err(), "another dimension");
     }
