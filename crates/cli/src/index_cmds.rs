@@ -540,6 +540,17 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
             println!("hybrid     none (built before format 3: cosine thresholds, hard mode filter)")
         }
     }
+    match index.thinking() {
+        Some(t) => {
+            let names: Vec<&str> = t.modes.iter().map(|m| m.name.as_str()).collect();
+            let semantic = match t.calibration.semantic_margin {
+                Some(margin) => format!("semantic fallback from a lead of {margin:.4}"),
+                None => "no semantic fallback".to_string(),
+            };
+            println!("thinking   {}; default {}; {semantic}", names.join(", "), t.default_mode);
+        }
+        None => println!("thinking   none (rebuild to get the built-in modes)"),
+    }
     println!(
         "{:<16} {:>10} {:>10} {:>7} {:>5} {:>6} {:>9}",
         "section", "offset", "len", "rows", "cols", "stride", "crc32"
