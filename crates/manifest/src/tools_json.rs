@@ -64,7 +64,9 @@ pub(crate) fn add(
 /// Parses `tools.json`'s tools, each with the line its name is on; names are checked here,
 /// their uniqueness by [`add`].
 fn parse(src: &Source) -> Result<Vec<JsonTool>> {
-    let root: Value = serde_json::from_str(src.text()).map_err(|e| ManifestError::Parse {
+    // Editors on Windows save JSON with a byte-order mark, which JSON parsers refuse.
+    let text = src.text().strip_prefix('\u{feff}').unwrap_or(src.text());
+    let root: Value = serde_json::from_str(text).map_err(|e| ManifestError::Parse {
         path: src.path.clone(),
         line: e.line().max(1),
         message: format!(

@@ -80,6 +80,9 @@ fn function_calling_tools_load_in_openai_and_anthropic_form() {
     // The JSON-RPC response itself, as a client logs it.
     let response = r#"{"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": "ping"}]}}"#;
     assert_eq!(load(&[("tools.json", response)]).tools[0].name, "ping");
+    // Saved with a byte-order mark, as editors on Windows do.
+    let with_bom = format!("\u{feff}{response}");
+    assert_eq!(load(&[("tools.json", &with_bom)]).tools[0].name, "ping");
 }
 
 #[test]
