@@ -109,25 +109,27 @@ fn tools_json_beside_tools_toml_adds_its_tools_and_shares_their_modes_rules() {
 
 #[test]
 fn a_broken_tools_json_is_refused_naming_the_line_and_the_field() {
-    let e = err(&[("tools.json", "{\"tools\": [\n  {\"name\": \"a\",}\n]}")]);
-    assert!(e.starts_with("DIR/tools.json:2: ") && e.contains("must be JSON"), "{e}");
-    let e = err(&[("tools.json", "{\"servers\": []}")]);
-    assert!(e.contains("tools: no \"tools\" array"), "{e}");
-    let e = err(&[("tools.json", "[]")]);
-    assert!(e.contains("no tools; add at least one"), "{e}");
-    let e = err(&[("tools.json", "[{\"name\": \"a\"},\n {\"description\": \"no name\"}]")]);
-    assert!(e.starts_with("DIR/tools.json:1: tools[1].name: is missing"), "{e}");
-    let e = err(&[("tools.json", "[{\"name\": \"a\"},\n {\"name\": \"get weather\"}]")]);
-    assert!(
-        e.starts_with(
-            "DIR/tools.json:2: tools[1].name: \"get weather\" is not allowed; use letters"
+    for (json, says) in [
+        ("{\"tools\": [\n  {\"name\": \"a\",}\n]}", "DIR/tools.json:2: "),
+        ("{\"tools\": [\n  {\"name\": \"a\",}\n]}", "must be JSON"),
+        ("{\"servers\": []}", "tools: no \"tools\" array"),
+        ("[]", "no tools; add at least one"),
+        (
+            "[{\"name\": \"a\"},\n {\"description\": \"no name\"}]",
+            "DIR/tools.json:1: tools[1].name: is missing",
         ),
-        "{e}"
-    );
-    let e = err(&[("tools.json", "[{\"name\": \"a\", \"inputSchema\": \"city\"}]")]);
-    assert!(e.contains("tools[0].inputSchema: is not a JSON-schema object"), "{e}");
-    let e = err(&[("tools.json", "[{\"name\": \"a\", \"description\": 3}]")]);
-    assert!(e.contains("tools[0].description: is not a string"), "{e}");
-    let e = err(&[("tools.json", "[{\"name\": \"a\"}, {\"name\": \"a\"}]")]);
-    assert!(e.contains("\"a\" is already defined"), "{e}");
+        (
+            "[{\"name\": \"a\"},\n {\"name\": \"get weather\"}]",
+            "DIR/tools.json:2: tools[1].name: \"get weather\" is not allowed; use letters",
+        ),
+        (
+            "[{\"name\": \"a\", \"inputSchema\": \"city\"}]",
+            "tools[0].inputSchema: is not a JSON-schema object",
+        ),
+        ("[{\"name\": \"a\", \"description\": 3}]", "tools[0].description: is not a string"),
+        ("[{\"name\": \"a\"}, {\"name\": \"a\"}]", "\"a\" is already defined at line 1"),
+    ] {
+        let e = err(&[("tools.json", json)]);
+        assert!(e.contains(says), "{json}: {e}");
+    }
 }
