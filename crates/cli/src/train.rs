@@ -123,7 +123,8 @@ fn adapter(a: AdapterArgs) -> Result<()> {
     if let (Some(dir), Some(cases)) = (&a.catalog, &a.cases) {
         anyhow::ensure!(
             dir.join("tools.toml").is_file()
-                || dir.join(switchyard::manifest::TOOLS_JSON).is_file(),
+                || dir.join(switchyard::manifest::TOOLS_JSON).is_file()
+                || dir.join(switchyard::manifest::TOOLS_DIR).is_dir(),
             "--catalog {}: no tools.toml or tools.json in it; give the manifest folder of your catalog",
             dir.display()
         );

@@ -382,8 +382,8 @@ impl Catalog {
     /// Loads and validates a manifest folder.
     pub fn load(dir: &Path) -> Result<Self> {
         let tools_src = read(dir, "tools.toml")?;
-        let json_src = read(dir, crate::tools_json::TOOLS_JSON)?;
-        if tools_src.is_none() && json_src.is_none() {
+        let (json_srcs, ignored) = crate::tools_json::sources(dir)?;
+        if tools_src.is_none() && json_srcs.is_empty() {
             return Err(ManifestError::NoTools { dir: dir.to_path_buf() });
         }
         let modes_src = read(dir, "modes.toml")?;
@@ -400,7 +400,7 @@ impl Catalog {
             Some(src) => crate::thinking::load(&src, dir)?,
             None => Vec::new(),
         };
-        let mut warnings = Vec::new();
+        let mut warnings = ignored;
 
         // Modes first: tools and skills refer to them.
         let mut raw_modes = Vec::new();
@@ -420,8 +420,11 @@ impl Catalog {
         if let Some(src) = &tools_src {
             tools = crate::tools_toml::parse(src, &mode_names, &mut seen, &mut warnings)?;
         }
-        if let Some(src) = &json_src {
-            crate::tools_json::add(src, &seen, &mut tools, &mut warnings)?;
+        let toml_path = tools_src.as_ref().map(|s| s.path.clone()).unwrap_or_default();
+        let mut defined: BTreeMap<String, (PathBuf, usize)> =
+            seen.into_iter().map(|(name, line)| (name, (toml_path.clone(), line))).collect();
+        for src in &json_srcs {
+            crate::tools_json::add(src, &mut defined, &mut tools, &mut warnings)?;
         }
 
         let mut skills = Vec::new();

@@ -12,9 +12,9 @@ pub enum ManifestError {
         /// The underlying error.
         source: std::io::Error,
     },
-    /// The folder has neither `tools.toml` nor `tools.json`.
+    /// The folder has no tool file: no `tools.toml`, `tools.json` or `tools/*.json`.
     #[error(
-        "{dir}: no tools.toml or tools.json; a manifest folder needs tools.toml with [[tool]] entries, or tools.json with an MCP tools/list result"
+        "{dir}: no tools.toml or tools.json; a manifest folder needs tools.toml with [[tool]] entries, or tools.json (or tools/*.json, one per server) with an MCP tools/list result"
     )]
     NoTools {
         /// The folder.

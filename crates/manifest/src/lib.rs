@@ -4,7 +4,7 @@
 //! | file | tables | fields |
 //! |---|---|---|
 //! | `tools.toml` (required) | `[[tool]]` | `name` (unique, `[A-Za-z0-9_.-]+`, kept as written: the name the agent calls), `description`, `modes` (mode names or `"any"`), `examples`?, `parameters`? (a JSON-schema table) |
-//! | `tools.json` (instead of or beside `tools.toml`) | an MCP `tools/list` result, or an array of function-calling tools | `name`, `description`?, `inputSchema`? (or `parameters`, `input_schema`), `title`?; each tool in every mode |
+//! | `tools.json`, `tools/*.json` (one per server; instead of or beside `tools.toml`) | an MCP `tools/list` result, or an array of function-calling tools | `name`, `description`?, `inputSchema`? (or `parameters`, `input_schema`), `title`?; each tool in every mode |
 //! | `skills.toml` | `[[skill]]` | `name`, `description`, `modes`, `examples`?, `body`? (path relative to the folder) |
 //! | `modes.toml` | `[[mode]]` | `name`, `description`, `keywords`, `examples`?, `base_tools`?, `base_skills`?, `rules`? (path) |
 //! | `injection.toml` | `[[pattern]]`, `[[benign]]` | `text`, `lang`, `category`? (patterns only); a folder without any gets the built-in set at build time ([`Catalog::use_built_in_attacks`]) |
@@ -34,7 +34,7 @@ pub use crate::thinking::{
     BUILT_IN_THINKING, CRITERIA_HEADING, CRITERIA_RANGE, PROBLEM_PLACEHOLDER, ThinkingMode,
     default_thinking,
 };
-pub use crate::tools_json::TOOLS_JSON;
+pub use crate::tools_json::{TOOLS_DIR, TOOLS_JSON};
 
 mod catalog;
 mod error;

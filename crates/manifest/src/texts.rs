@@ -9,7 +9,10 @@ fn humanize(name: &str) -> String {
     let mut prev_lower = false;
     for c in name.chars() {
         if matches!(c, '_' | '-' | '.') {
-            out.push(' ');
+            // One space for a run of separators: `slack__post` reads "slack post".
+            if !out.is_empty() && !out.ends_with(' ') {
+                out.push(' ');
+            }
             prev_lower = false;
             continue;
         }
@@ -19,6 +22,7 @@ fn humanize(name: &str) -> String {
         prev_lower = c.is_lowercase() || c.is_numeric();
         out.push(c);
     }
+    out.truncate(out.trim_end().len());
     out
 }
 

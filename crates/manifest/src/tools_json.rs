@@ -1,17 +1,52 @@
-//! `tools.json`: tools as an MCP server lists them (the `tools/list` result,
+//! `tools.json` and `tools/*.json`: tools as an MCP server lists them (the `tools/list` result,
 //! `{"tools": [{"name", "description", "inputSchema"}]}`) or as function-calling APIs declare
 //! them (`[{"type": "function", "function": {"name", "description", "parameters"}}]`, or the
 //! bare `{"name", "description", "input_schema"}` objects), so a catalog can route over an
 //! existing server's tools without rewriting them in TOML. Such a tool is offered in every mode
 //! and has no examples; its name is kept exactly as written, because it is what the agent calls.
+//! A harness with several servers puts one list per server in `tools/` (`tools/github.json`,
+//! `tools/slack.json`), read in name order.
 
 use crate::catalog::{Letters, Source, Tool, Warning, name_problem, near_duplicates};
 use crate::{ManifestError, Result};
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 /// The file's name in a manifest folder.
 pub const TOOLS_JSON: &str = "tools.json";
+/// The folder of one JSON tool list per server, in a manifest folder.
+pub const TOOLS_DIR: &str = "tools";
+
+/// The folder's JSON tool lists: `tools.json`, then `tools/*.json` in name order; and a warning
+/// for each other file in `tools/` (it is not read).
+pub(crate) fn sources(dir: &Path) -> Result<(Vec<Source>, Vec<Warning>)> {
+    let mut out: Vec<Source> = crate::catalog::read(dir, TOOLS_JSON)?.into_iter().collect();
+    let mut warnings = Vec::new();
+    let folder = dir.join(TOOLS_DIR);
+    if !folder.is_dir() {
+        return Ok((out, warnings));
+    }
+    let io = |source| ManifestError::Io { path: folder.clone(), source };
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(&folder).map_err(io)? {
+        let name = entry.map_err(io)?.file_name().to_string_lossy().into_owned();
+        names.push(name);
+    }
+    names.sort();
+    for name in names.iter().filter(|n| !n.starts_with('.')) {
+        if name.ends_with(".json") {
+            out.extend(crate::catalog::read(&folder, name)?);
+        } else {
+            warnings.push(Warning {
+                path: folder.join(name),
+                line: 1,
+                message: format!("{TOOLS_DIR}/ holds one JSON tool list per server; {name} is not a .json file and is not read"),
+            });
+        }
+    }
+    Ok((out, warnings))
+}
 
 /// Where a tool's parameters may be, by the formats above, in the order looked at.
 const SCHEMA_KEYS: [&str; 3] = ["inputSchema", "parameters", "input_schema"];
@@ -22,33 +57,34 @@ struct JsonTool {
     line: usize,
 }
 
-/// Adds the tools of `tools.json` (already read into `src`) to `tools`, those of `tools.toml`
-/// with their lines in `in_toml`.
+/// Adds the tools of one JSON list (already read into `src`) to `tools`; `defined` holds every
+/// tool name read so far, with its file and line, and gets this list's.
 pub(crate) fn add(
     src: &Source,
-    in_toml: &BTreeMap<String, usize>,
+    defined: &mut BTreeMap<String, (PathBuf, usize)>,
     tools: &mut Vec<Tool>,
     warnings: &mut Vec<Warning>,
 ) -> Result<()> {
     let mut lines = BTreeMap::new();
     for JsonTool { tool, line } in parse(src)? {
-        let earlier = match (in_toml.get(&tool.name), lines.get(&tool.name)) {
-            (Some(first), _) => Some(format!("in tools.toml at line {first}")),
-            (None, Some(first)) => Some(format!("at line {first}")),
-            (None, None) => None,
-        };
-        if let Some(earlier) = earlier {
+        if let Some((file, first)) = defined.get(&tool.name) {
+            let place = if *file == src.path {
+                format!("at line {first}")
+            } else {
+                format!("in {} at line {first}", file.display())
+            };
             return Err(ManifestError::Invalid {
                 path: src.path.clone(),
                 line,
                 field: "tools.name".into(),
                 message: format!(
-                    "{:?} is already defined {earlier}; tool names must be unique across tools.toml and {TOOLS_JSON}",
+                    "{:?} is already defined {place}; tool names must be unique across the catalog's tool files (prefix them with the server's name if two servers share one)",
                     tool.name
                 ),
             });
         }
         crate::tools_toml::tool_warnings(src, line, &tool, warnings);
+        defined.insert(tool.name.clone(), (src.path.clone(), line));
         lines.insert(tool.name.clone(), line);
         tools.push(tool);
     }

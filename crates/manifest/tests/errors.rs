@@ -63,7 +63,7 @@ fn a_valid_folder_loads_sorted_with_parameters_as_json() {
 fn tools_toml_is_required() {
     assert_eq!(
         err(&[("modes.toml", MODES)]),
-        "DIR: no tools.toml or tools.json; a manifest folder needs tools.toml with [[tool]] entries, or tools.json with an MCP tools/list result"
+        "DIR: no tools.toml or tools.json; a manifest folder needs tools.toml with [[tool]] entries, or tools.json (or tools/*.json, one per server) with an MCP tools/list result"
     );
 }
 

@@ -6,7 +6,9 @@ use switchyard_manifest::Catalog;
 fn folder(files: &[(&str, &str)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     for (name, text) in files {
-        std::fs::write(dir.path().join(name), text).unwrap();
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
     }
     dir
 }
@@ -98,7 +100,7 @@ fn tools_json_beside_tools_toml_adds_its_tools_and_shares_their_modes_rules() {
     let e = err(&[("modes.toml", toml), ("tools.toml", tools), ("tools.json", twice)]);
     assert!(
         e.starts_with(
-            "DIR/tools.json:1: tools.name: \"read_file\" is already defined in tools.toml at line 2"
+            "DIR/tools.json:1: tools.name: \"read_file\" is already defined in DIR/tools.toml at line 2"
         ),
         "{e}"
     );
@@ -132,4 +134,40 @@ fn a_broken_tools_json_is_refused_naming_the_line_and_the_field() {
         let e = err(&[("tools.json", json)]);
         assert!(e.contains(says), "{json}: {e}");
     }
+}
+
+#[test]
+fn several_servers_each_bring_their_own_list_in_the_tools_folder() {
+    let github = r#"{"tools": [{"name": "github__create_issue", "description": "Open an issue"}]}"#;
+    let slack =
+        r#"{"tools": [{"name": "slack__post_message", "description": "Post to a channel"}]}"#;
+    let c = load(&[
+        ("tools/slack.json", slack),
+        ("tools/github.json", github),
+        ("tools/README.md", "how we dumped these"),
+        ("tools/.hidden", "x"),
+        ("tools.json", MCP_LIST),
+    ]);
+    let names: Vec<&str> = c.tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["getForecast", "github__create_issue", "list_alerts", "slack__post_message"]
+    );
+    // A run of separators reads as one space.
+    assert_eq!(c.tools[3].name_words(), "slack post message");
+    let w: Vec<String> = c.warnings.iter().map(ToString::to_string).collect();
+    assert!(
+        w.iter().any(|w| w.contains("tools/README.md:1: warning: tools/ holds one JSON tool list per server; README.md is not a .json file")),
+        "{w:?}"
+    );
+    assert!(!w.iter().any(|w| w.contains(".hidden")), "{w:?}");
+    // The folder alone is a catalog.
+    assert_eq!(load(&[("tools/github.json", github)]).tools.len(), 1);
+    // Two servers with one name: refused, naming the other file; a prefix fixes it.
+    let e = err(&[("tools/a.json", github), ("tools/b.json", github)]);
+    assert!(
+        e.starts_with("DIR/tools/b.json:1: tools.name: \"github__create_issue\" is already defined in DIR/tools/a.json at line 1")
+            && e.contains("prefix them with the server's name"),
+        "{e}"
+    );
 }
