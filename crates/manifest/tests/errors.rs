@@ -1,6 +1,9 @@
 //! Every manifest mistake gets an error naming the file, line and field, and what is allowed.
 #![allow(clippy::unwrap_used)] // test helpers: a panic is the failure report
 
+mod common;
+
+use common::{err, folder};
 use switchyard_manifest::Catalog;
 
 const MODES: &str = r#"
@@ -28,22 +31,6 @@ description = "Run the project's test suite"
 modes = ["act"]
 parameters = { type = "object", properties = { filter = { type = "string" } } }
 "#;
-
-fn folder(files: &[(&str, &str)]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for (name, text) in files {
-        let p = dir.path().join(name);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    }
-    dir
-}
-
-fn err(files: &[(&str, &str)]) -> String {
-    let dir = folder(files);
-    let e = Catalog::load(dir.path()).unwrap_err().to_string();
-    e.replace(&dir.path().display().to_string(), "DIR")
-}
 
 #[test]
 fn a_valid_folder_loads_sorted_with_parameters_as_json() {

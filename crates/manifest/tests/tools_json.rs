@@ -1,27 +1,9 @@
 //! `tools.json`: an MCP server's tool list, or function-calling tools, as a catalog's tools.
 #![allow(clippy::unwrap_used)] // test helpers: a panic is the failure report
 
-use switchyard_manifest::Catalog;
+mod common;
 
-fn folder(files: &[(&str, &str)]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for (name, text) in files {
-        let path = dir.path().join(name);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-    dir
-}
-
-fn load(files: &[(&str, &str)]) -> Catalog {
-    Catalog::load(folder(files).path()).unwrap()
-}
-
-fn err(files: &[(&str, &str)]) -> String {
-    let dir = folder(files);
-    let e = Catalog::load(dir.path()).unwrap_err().to_string();
-    e.replace(&dir.path().display().to_string(), "DIR")
-}
+use common::{err, load};
 
 /// What an MCP server answers to `tools/list`, pretty-printed as servers' dumps are.
 const MCP_LIST: &str = r#"{
