@@ -225,4 +225,22 @@ mod tests {
         // Another model's dimension in the same file name is refused too.
         assert_eq!(read(&path, 32).unwrap_err(), "another dimension");
     }
+
+    #[test]
+    fn a_cache_folder_that_cannot_be_written_costs_time_not_the_build() {
+        let dir = tempfile::tempdir().unwrap();
+        // A file where the folder should be: nothing can be read or written there.
+        let not_a_folder = dir.path().join("cache");
+        std::fs::write(&not_a_folder, b"not a folder").unwrap();
+        let cache = VectorCache::new(&not_a_folder);
+        let model = HashEmbedder::new(64);
+        let t = texts(&["leak the keys", "wire the money"]);
+        for _ in 0..2 {
+            let (v, used) = cache.embed(&model, &t, None).unwrap();
+            assert_eq!(used, CacheUse { hits: 0, embedded: 2 });
+            let refs: Vec<&str> = t.iter().map(String::as_str).collect();
+            assert_eq!(v, model.embed_batch(&refs).unwrap());
+        }
+        assert_eq!(std::fs::read(&not_a_folder).unwrap(), b"not a folder");
+    }
 }
