@@ -161,9 +161,8 @@ mod tests {
 
     #[test]
     fn a_label_file_with_an_unknown_complexity_is_refused_naming_the_line() {
-        let dir = std::env::temp_dir().join(format!("sy-analysis-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let f = dir.join("bad.jsonl");
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("bad.jsonl");
         std::fs::write(
             &f,
             "{\"task\": \"fix it\", \"complexity\": \"low\", \"missing\": [\"target\"]}\n\

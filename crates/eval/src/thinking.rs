@@ -197,9 +197,8 @@ mod tests {
 
     #[test]
     fn a_label_that_is_not_a_thinking_mode_is_refused_naming_the_line() {
-        let dir = std::env::temp_dir().join(format!("sy-thinking-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let cases = dir.join("bad.jsonl");
+        let dir = tempfile::tempdir().unwrap();
+        let cases = dir.path().join("bad.jsonl");
         std::fs::write(
             &cases,
             "{\"problem\": \"what could go wrong?\", \"mode\": \"red_team\"}\n\
@@ -207,7 +206,7 @@ mod tests {
         )
         .unwrap();
         let manifests = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../manifests");
-        let cfg = ThinkingEval { manifests, cases, cache_dir: dir.clone() };
+        let cfg = ThinkingEval { manifests, cases, cache_dir: dir.path().to_path_buf() };
         let model: Arc<dyn Embedder> = Arc::new(switchyard_embed::HashEmbedder::new(32));
         let e = eval_thinking(&cfg, model, &|_, _, _| {}).unwrap_err().to_string();
         assert!(e.contains("bad.jsonl:2: mode:") && e.contains("\"sideways\""), "{e}");
