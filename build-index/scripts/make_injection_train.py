@@ -56,7 +56,9 @@ def main():
     # never trained on.
     bp = rows(a.data, "bipia/samples.jsonl")
     ctx = lambda r: f"{r['task']}:{r['context_idx']}"
-    train += [{"text": r["text"], "label": 0, "source": "bipia-contexts-even"} for r in bp if half(ctx(r)) == 0 and r["label"] == 0]
+    # `document`: text someone else wrote (an e-mail, a table, code), which the request
+    # contrast learns document text from.
+    train += [{"text": r["text"], "label": 0, "source": "bipia-contexts-even", "document": True} for r in bp if half(ctx(r)) == 0 and r["label"] == 0]
     report["bipia"] = [r for r in bp if half(ctx(r)) == 1]
     # CyberSecEval: one half of the test cases (by prompt_id, so a case and its
     # translations stay together), system prompts and user inputs; report on the rest.

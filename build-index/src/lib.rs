@@ -23,6 +23,7 @@ mod late;
 pub use crate::late::LATE_STATE_BUDGET;
 mod logistic;
 mod query_shift;
+mod request;
 mod rows;
 mod screen;
 mod screen_rows;
@@ -179,6 +180,8 @@ pub struct BuildReport {
     pub triage: Option<switchyard_format::ScreenTriageMeta>,
     /// The screen's family heads.
     pub families: Option<switchyard_format::ScreenFamiliesMeta>,
+    /// The screen's request contrast, or why it has none.
+    pub request: std::result::Result<switchyard_format::ScreenRequestMeta, String>,
     /// The id of the query adapter the tools and skills rows were mapped with.
     pub adapter: Option<String>,
     /// Whether the catalog brought no attack patterns and the screen learned the built-in ones.
@@ -219,6 +222,8 @@ pub struct BuiltBytes {
     pub triage: Option<switchyard_format::ScreenTriageMeta>,
     /// Its screen family heads section.
     pub families: Option<switchyard_format::ScreenFamiliesMeta>,
+    /// Its request contrast section, or why it has none.
+    pub request: std::result::Result<switchyard_format::ScreenRequestMeta, String>,
     /// Time spent embedding the catalog.
     pub embed_ms: f64,
 }
@@ -465,6 +470,9 @@ pub fn build_bytes_with(
     if let Some(families) = &sections.families {
         w.screen_families(families)?;
     }
+    if let Ok(request) = &sections.request {
+        w.screen_request(request)?;
+    }
     if let Some((rows, thinking)) = thinking::thinking_section(catalog, embedder)? {
         w.thinking(rows, &thinking)?;
     }
@@ -490,6 +498,7 @@ pub fn build_bytes_with(
         lexical_screen: lexical,
         triage,
         families: sections.families,
+        request: sections.request,
         embed_ms,
     })
 }
@@ -552,6 +561,7 @@ pub fn build_to_file(
             == (screen.options.lexical && existing.screen().is_some_and(|s| s.head.is_some()))
         && existing.screen_triage().is_none_or(|t| t.max_miss == screen.options.triage_max_miss)
         && existing.screen_families().map_or(0.0, |f| f.family_fpr) == screen.options.family_fpr
+        && (screen.options.request_contrast || existing.screen_request().is_none())
         && existing.adapter().map(|a| a.id.clone()) == options.adapter.as_ref().map(|(_, a)| a.id())
         && late_matches(&existing, embedder)
     {
@@ -562,7 +572,7 @@ pub fn build_to_file(
         a.check_model(path, &info.name, info.fingerprint.0, info.dim)?;
     }
     let adapter = options.adapter.as_ref().map(|(_, a)| a);
-    let BuiltBytes { bytes, meta, screen, lexical_screen, triage, families, embed_ms } =
+    let BuiltBytes { bytes, meta, screen, lexical_screen, triage, families, request, embed_ms } =
         build_bytes_with(&catalog, embedder, &screen, adapter, options.progress.as_deref())?;
     switchyard_format::write_atomic(out, &bytes)?;
     let rows = SectionKind::MATRICES
@@ -588,6 +598,7 @@ pub fn build_to_file(
         lexical_screen,
         triage,
         families,
+        request,
         adapter: adapter.map(Adapter::id),
         built_in_attacks,
         built_in_thinking,

@@ -44,7 +44,7 @@
 
 use switchyard_format::{
     LexicalScreenMeta, ScreenFamiliesMeta, ScreenFamilyHead, ScreenHead, ScreenMeta,
-    ScreenTriageMeta, WindowingMeta,
+    ScreenRequestMeta, ScreenTriageMeta, WindowingMeta,
 };
 use switchyard_untrusted::PrepareConfig;
 
@@ -132,6 +132,8 @@ pub struct ScreenOptions {
     /// The false-positive rate on benign rows (out of fold) the family heads may add to the
     /// main head's `target_fpr` between them; 0 (the default) trains none (see `family`).
     pub family_fpr: f32,
+    /// Whether the request contrast is trained beside the head (see `request`; on by default).
+    pub request_contrast: bool,
 }
 
 impl Default for ScreenOptions {
@@ -149,6 +151,7 @@ impl Default for ScreenOptions {
             catalog_share: Some(0.5),
             triage_max_miss: crate::triage::DEFAULT_TRIAGE_MAX_MISS,
             family_fpr: 0.0,
+            request_contrast: true,
         }
     }
 }
@@ -211,6 +214,8 @@ pub struct TrainedScreen {
     pub triage: Option<ScreenTriageMeta>,
     /// The family heads (only beside a head, for families with enough attacks).
     pub families: Option<ScreenFamiliesMeta>,
+    /// The request contrast (only beside a head), or why there is none.
+    pub request: Result<ScreenRequestMeta, String>,
 }
 
 /// The sections a trained screen is written as.
@@ -224,6 +229,8 @@ pub struct ScreenSections {
     pub triage: Option<ScreenTriageMeta>,
     /// The family heads.
     pub families: Option<ScreenFamiliesMeta>,
+    /// The request contrast, or why there is none.
+    pub request: Result<ScreenRequestMeta, String>,
 }
 
 impl TrainedScreen {
@@ -240,6 +247,7 @@ impl TrainedScreen {
             lexical: self.lexical,
             triage: self.triage,
             families: self.families,
+            request: self.request,
         }
     }
 }
@@ -266,6 +274,7 @@ pub fn train(
             lexical: None,
             triage: None,
             families: None,
+            request: Err("the screen has no learned head".into()),
         };
     }
     let x: Vec<Vec<f64>> =
@@ -458,6 +467,9 @@ pub fn train(
         triage,
         lexical: lw.as_deref().map(lexical_meta),
         families,
+        // Trained from the training files' texts, which these rows no longer tell apart
+        // (`screen_rows` fills it in).
+        request: Err("the request contrast is trained from the training files".into()),
     }
 }
 

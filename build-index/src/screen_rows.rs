@@ -64,5 +64,14 @@ pub(crate) fn screen_section(
             rows.push(screen::Row { source, category, ..screen::Row::new(text, v, attack) });
         }
     }
-    Ok(screen::train(&rows, &matrices[3], &matrices[4], dim, &training.options))
+    let mut trained = screen::train(&rows, &matrices[3], &matrices[4], dim, &training.options);
+    trained.request = if trained.head.is_none() {
+        Err("the screen has no learned head".into())
+    } else if !training.options.request_contrast {
+        Err("turned off (--no-request-contrast)".into())
+    } else {
+        let options = &training.options;
+        crate::request::train(&training.rows, &options.prepare, options.target_fpr)
+    };
+    Ok(trained)
 }

@@ -56,6 +56,10 @@ pub struct BuildArgs {
     /// 0 trains none.
     #[arg(long, default_value_t = 0.0)]
     pub family_fpr: f32,
+    /// Train no request contrast (which flags an entry whose one window reads as a request
+    /// among windows that read as a document: an instruction planted in an e-mail or a table).
+    #[arg(long)]
+    pub no_request_contrast: bool,
     /// L2 penalty of the learned screen (larger: smoother, less fitted to the training rows).
     #[arg(long, default_value_t = switchyard_build_index::DEFAULT_L2)]
     pub screen_l2: f64,
@@ -119,6 +123,7 @@ pub fn build_index(a: BuildArgs) -> Result<()> {
         );
     }
     screen.options.family_fpr = a.family_fpr;
+    screen.options.request_contrast = !a.no_request_contrast;
     if !a.no_cache {
         let dir = a.cache_dir.clone().unwrap_or_else(crate::measure::default_cache_dir);
         screen.vector_cache = Some(switchyard_build_index::VectorCache::new(dir));
@@ -307,6 +312,10 @@ fn print_outcome(outcome: &switchyard_build_index::BuildOutcome, model: &str) {
             if let Some(f) = &r.families {
                 println!("{}", families_line(f));
             }
+            match &r.request {
+                Ok(q) => println!("{}", request_line(q)),
+                Err(why) => println!("request    no request contrast: {why}"),
+            }
             if let Some(t) = &r.triage {
                 println!("{}", triage_line(t));
             }
@@ -358,6 +367,10 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
             })),
         })),
         "screen_triage": index.screen_triage(),
+        "screen_request": index.screen_request().map(|q| serde_json::json!({
+            "threshold": q.threshold, "oof_fpr": q.oof_fpr, "oof_planted_recall": q.oof_planted_recall,
+            "requests": q.requests, "document_windows": q.document_windows, "calibration_texts": q.calibration_texts,
+        })),
         "screen_families": index.screen_families().map(|f| serde_json::json!({
             "family_fpr": f.family_fpr,
             "oof_fpr_combined": f.oof_fpr_combined,
@@ -462,6 +475,9 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
     }
     if let Some(f) = index.screen_families() {
         println!("{}", families_line(f));
+    }
+    if let Some(q) = index.screen_request() {
+        println!("{}", request_line(q));
     }
     match index.screen_triage() {
         Some(t) => println!("{}", triage_line(t)),
@@ -647,6 +663,19 @@ fn families_line(f: &switchyard::format::ScreenFamiliesMeta) -> String {
         heads.join("\n"),
         f.family_fpr * 100.0,
         f.oof_fpr_combined * 100.0
+    )
+}
+
+/// The screen's request contrast, in one line (build output and `inspect`).
+fn request_line(q: &switchyard::format::ScreenRequestMeta) -> String {
+    format!(
+        "request    an entry longer than a window is flagged when its most request-like sentence stands {:.3} above the others' mean (request head on {} requests and {} document sentences); out of fold it flags {:.1}% of {} long benign texts and {:.1}% of documents with a request planted",
+        q.threshold,
+        q.requests,
+        q.document_windows,
+        q.oof_fpr * 100.0,
+        q.calibration_texts,
+        q.oof_planted_recall * 100.0
     )
 }
 

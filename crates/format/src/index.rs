@@ -4,7 +4,7 @@ use crate::parse::{parse_header, parse_sections, verify_payloads};
 use crate::{
     AdapterMeta, CascadeMeta, FormatError, IndexMeta, LateIdsMeta, LateMeta, LexicalScreenMeta,
     ModeQuestionsMeta, PromptsMeta, QueryShiftMeta, Result, ScreenFamiliesMeta, ScreenMeta,
-    ScreenTriageMeta, SelectionMeta, ThinkingMeta,
+    ScreenRequestMeta, ScreenTriageMeta, SelectionMeta, ThinkingMeta,
 };
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -111,6 +111,7 @@ pub struct Index {
     mode_questions: Option<ModeQuestionsMeta>,
     late: Option<LateMeta>,
     prompts: Option<PromptsMeta>,
+    screen_request: Option<ScreenRequestMeta>,
 }
 
 impl std::fmt::Debug for Index {
@@ -185,6 +186,8 @@ impl Index {
         let mode_questions =
             decode_optional(optional(SectionKind::ModeQuestions), ModeQuestionsMeta::decode)?;
         let prompts = decode_optional(optional(SectionKind::Prompts), PromptsMeta::decode)?;
+        let screen_request =
+            decode_optional(optional(SectionKind::ScreenRequest), ScreenRequestMeta::decode)?;
         let map = if let Storage::Mmap(map) = &storage { Some(map) } else { None };
         let late_decode = |section: &[u8]| crate::late_states::decode(section, map);
         let mut late = decode_optional(optional(SectionKind::Late), late_decode)?;
@@ -211,6 +214,7 @@ impl Index {
             mode_questions,
             late,
             prompts,
+            screen_request,
         };
         index.check_strings()?;
         crate::section_checks::meta(&index)?;
@@ -222,6 +226,7 @@ impl Index {
         crate::section_checks::query_shift(&index)?;
         crate::section_checks::screen_triage(&index)?;
         crate::section_checks::screen_families(&index)?;
+        crate::section_checks::screen_request(&index)?;
         crate::section_checks::mode_questions(&index)?;
         crate::section_checks::late(&index)?;
         Ok(index)
@@ -310,6 +315,12 @@ impl Index {
     /// [`ScreenFamiliesMeta`]).
     pub fn screen_families(&self) -> Option<&ScreenFamiliesMeta> {
         self.screen_families.as_ref()
+    }
+
+    /// The screen's request contrast, when the index has one (version 14 on; see
+    /// [`ScreenRequestMeta`]).
+    pub fn screen_request(&self) -> Option<&ScreenRequestMeta> {
+        self.screen_request.as_ref()
     }
 
     /// How many of each mode's examples ask a question, when the index has the count (version

@@ -3,7 +3,7 @@
 /// The first 8 bytes of every index.
 pub const MAGIC: [u8; 8] = *b"SWYDIDX\0";
 /// The version this build writes.
-pub const FORMAT_VERSION: u32 = 13;
+pub const FORMAT_VERSION: u32 = 14;
 /// The oldest version this build reads.
 pub const OLDEST_SUPPORTED_VERSION: u32 = 1;
 /// Every section starts on a multiple of this many bytes.
@@ -88,11 +88,15 @@ pub enum SectionKind {
     /// constitution), so an assembly uses the ones of the catalog the index was built from
     /// (optional; version 13 on).
     Prompts,
+    /// bincode-encoded [`crate::ScreenRequestMeta`]: the request contrast, which flags an
+    /// entry whose one window reads as a request among windows that read as a document
+    /// (optional; version 14 on; only beside `Screen`).
+    ScreenRequest,
 }
 
 impl SectionKind {
     /// Every kind in file order.
-    pub const ALL: [SectionKind; 23] = [
+    pub const ALL: [SectionKind; 24] = [
         SectionKind::Tools,
         SectionKind::Skills,
         SectionKind::Modes,
@@ -116,6 +120,7 @@ impl SectionKind {
         SectionKind::Late,
         SectionKind::LateIds,
         SectionKind::Prompts,
+        SectionKind::ScreenRequest,
     ];
 
     /// The matrix kinds.
@@ -153,6 +158,7 @@ impl SectionKind {
             SectionKind::Late => 21,
             SectionKind::LateIds => 22,
             SectionKind::Prompts => 23,
+            SectionKind::ScreenRequest => 24,
         }
     }
 
@@ -187,6 +193,7 @@ impl SectionKind {
             SectionKind::Late => "late",
             SectionKind::LateIds => "late_ids",
             SectionKind::Prompts => "prompts",
+            SectionKind::ScreenRequest => "screen_request",
         }
     }
 
@@ -207,7 +214,8 @@ impl SectionKind {
             | SectionKind::ModeQuestions
             | SectionKind::Late
             | SectionKind::LateIds
-            | SectionKind::Prompts => Dtype::U8,
+            | SectionKind::Prompts
+            | SectionKind::ScreenRequest => Dtype::U8,
             SectionKind::StringOffsets => Dtype::U32,
             _ => Dtype::F32,
         }

@@ -42,12 +42,15 @@
 //! skills item's content-token states for late interaction, only beside `selection`), then,
 //! optional from version 12 on, `late_ids` (bincode [`LateIdsMeta`]: the token id of each of
 //! those states, only beside `late`), then, optional from version 13 on, `prompts` (bincode
-//! [`PromptsMeta`]: the catalog's constitution). Sections are written in that order. Version 1 files
+//! [`PromptsMeta`]: the catalog's constitution), then, optional from version 14 on,
+//! `screen_request` (bincode [`ScreenRequestMeta`]: the request contrast, only beside `screen`).
+//! Sections are written in that order. Version 1 files
 //! (no cascade), version 2 files (no selection section), version 3 files (no screen section),
 //! version 4 files (no thinking modes), version 5 files (no lexical screen), version 6 files
 //! (no query shift), version 7 files (no screen triage), version 8 files (no family heads) and
 //! version 9 files (no mode questions), version 10 files (no late interaction), version 11
-//! files (late interaction without token ids) and version 12 files (no prompts) still open.
+//! files (late interaction without token ids), version 12 files (no prompts) and version 13
+//! files (no request contrast) still open.
 //!
 //! **Payloads**: every offset is a multiple of 64; matrices are row-major f32 with `stride` =
 //! `dim` rounded up to 16 floats, so each row starts on a 64-byte boundary; all padding is zero.
@@ -103,8 +106,9 @@ pub use crate::meta::{
     AdapterMeta, CascadeMeta, FusionMeta, IndexMeta, ItemMeta, LateIdsMeta, LateItems, LateMeta,
     LateStates, LexicalMeta, LexicalScreenMeta, MIN_MODE_EXAMPLES, ModeCalibration, ModeMeta,
     ModeQuestionCount, ModeQuestionsMeta, ModelMeta, PatternMeta, PromptsMeta, QueryShiftMeta,
-    ScreenFamiliesMeta, ScreenFamilyHead, ScreenHead, ScreenMeta, ScreenTriageMeta, SelectionMeta,
-    THINKING_PLACEHOLDER, ThinkingMeta, ThinkingModeMeta, Thresholds, WindowingMeta,
+    ScreenFamiliesMeta, ScreenFamilyHead, ScreenHead, ScreenMeta, ScreenRequestMeta,
+    ScreenTriageMeta, SelectionMeta, THINKING_PLACEHOLDER, ThinkingMeta, ThinkingModeMeta,
+    Thresholds, WindowingMeta,
 };
 pub use crate::writer::{IndexWriter, write_atomic};
 

@@ -468,6 +468,62 @@ pub struct ScreenFamiliesMeta {
 
 bincode_codec!(ScreenFamiliesMeta, "screen family heads");
 
+/// The screen's **request contrast** (optional section, version 14 on, only beside a screen
+/// head). An instruction planted in a document is often an ordinary request ("Translate your
+/// answer into German", "What is the capital of Brazil?"): the main head cannot flag it without
+/// flagging every ordinary request a user writes. What gives it away is its place: one window
+/// of the entry reads as a request addressed to the assistant while the others read as a
+/// document (an e-mail, a table, code, notes). A lexical head over the same hashed n-grams as
+/// the main screen's scores each sentence, clause or line (a request: positive; document text:
+/// negative); an entry longer than one window, whose other sentences read as a document (their
+/// mean logit is at most 0), is flagged when its highest sentence's logit exceeds the mean of
+/// the others by `threshold` or more. Only text is read, so it costs no embedding.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScreenRequestMeta {
+    /// The request head over hashed n-grams (`switchyard_lexical::hashed_features`).
+    pub head: LexicalScreenMeta,
+    /// Flagged when `max - mean of the other sentences` of the request logits reaches this.
+    pub threshold: f32,
+    /// Out of fold, on the benign training texts longer than one window: the share at or
+    /// above `threshold` (the target it was chosen for, reached on texts the head did not
+    /// train on).
+    pub oof_fpr: f32,
+    /// Out of fold: the share of benign training documents with a request planted in them
+    /// (one of the training requests, on its own line) that reach `threshold`.
+    pub oof_planted_recall: f32,
+    /// Request rows trained on (whole texts).
+    pub requests: u32,
+    /// Document rows trained on (sentences, clauses and lines of documents).
+    pub document_windows: u32,
+    /// Benign texts longer than one window the threshold was chosen on.
+    pub calibration_texts: u32,
+}
+
+bincode_codec!(ScreenRequestMeta, "screen request contrast");
+
+impl ScreenRequestMeta {
+    /// The contrast of an entry's units, from their request logits in text order: the
+    /// position of the highest (the first of equals) and how far it exceeds the mean of the
+    /// others. `None` below two units, or when the others read as a request on average (their
+    /// mean logit is above 0): a long request whose one sentence asks the question is not a
+    /// document with a request planted in it.
+    pub fn contrast(logits: &[f32]) -> Option<(usize, f32)> {
+        if logits.len() < 2 {
+            return None;
+        }
+        let mut top = 0;
+        for (i, &l) in logits.iter().enumerate() {
+            if l > logits[top] {
+                top = i;
+            }
+        }
+        let others: f32 =
+            logits.iter().enumerate().filter(|&(i, _)| i != top).map(|(_, l)| l).sum();
+        let others = others / (logits.len() - 1) as f32;
+        (others <= 0.0).then_some((top, logits[top] - others))
+    }
+}
+
 /// How one mode's examples are phrased: how many there are and how many ask a question.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ModeQuestionCount {

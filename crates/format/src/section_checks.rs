@@ -407,6 +407,34 @@ pub(crate) fn screen_families(index: &Index) -> Result<()> {
     Ok(())
 }
 
+pub(crate) fn screen_request(index: &Index) -> Result<()> {
+    let Some(r) = index.screen_request() else { return Ok(()) };
+    let bad = |message: String| FormatError::BadMeta {
+        path: index.path().to_path_buf(),
+        message: format!("screen_request: {message}"),
+    };
+    if index.screen().and_then(|s| s.head.as_ref()).is_none() {
+        return Err(bad("present without a screen head".into()));
+    }
+    let h = &r.head;
+    if h.weights.len() != 2 * h.buckets as usize {
+        return Err(bad(format!(
+            "the request head has {} weights for 2 x {} buckets",
+            h.weights.len(),
+            h.buckets
+        )));
+    }
+    if h.weights.iter().chain([&h.bias, &r.threshold]).any(|x| !x.is_finite()) {
+        return Err(bad("it holds a value that is not a finite number".into()));
+    }
+    for (what, x) in [("oof_fpr", r.oof_fpr), ("oof_planted_recall", r.oof_planted_recall)] {
+        if !(0.0..=1.0).contains(&x) {
+            return Err(bad(format!("{what} {x} is not between 0 and 1")));
+        }
+    }
+    Ok(())
+}
+
 pub(crate) fn mode_questions(index: &Index) -> Result<()> {
     let Some(questions) = index.mode_questions() else { return Ok(()) };
     let bad = |message: String| FormatError::BadMeta {

@@ -27,6 +27,7 @@ pub struct IndexWriter {
     screen_families: Option<Vec<u8>>,
     mode_questions: Option<Vec<u8>>,
     prompts: Option<Vec<u8>>,
+    screen_request: Option<Vec<u8>>,
     late: Option<Vec<u8>>,
     late_ids: Option<Vec<u8>>,
 }
@@ -51,6 +52,7 @@ impl IndexWriter {
             screen_families: None,
             mode_questions: None,
             prompts: None,
+            screen_request: None,
             late: None,
             late_ids: None,
         }
@@ -142,6 +144,9 @@ impl IndexWriter {
         if let Some(prompts) = index.prompts() {
             w.prompts(prompts)?;
         }
+        if let Some(request) = index.screen_request() {
+            w.screen_request(request)?;
+        }
         Ok(w)
     }
 
@@ -199,6 +204,12 @@ impl IndexWriter {
     /// section).
     pub fn mode_questions(&mut self, meta: &crate::ModeQuestionsMeta) -> Result<&mut Self> {
         self.mode_questions = Some(meta.encode()?);
+        Ok(self)
+    }
+
+    /// Sets the screen's request contrast (written only beside a screen section).
+    pub fn screen_request(&mut self, meta: &crate::ScreenRequestMeta) -> Result<&mut Self> {
+        self.screen_request = Some(meta.encode()?);
         Ok(self)
     }
 
@@ -347,6 +358,14 @@ impl IndexWriter {
         }
         if let Some(prompts) = &self.prompts {
             payloads.push((SectionKind::Prompts, prompts.clone(), 0, 0, 0));
+        }
+        if let Some(request) = &self.screen_request {
+            if self.screen.is_none() {
+                return Err(FormatError::InvalidInput(
+                    "a request contrast was set without a screen section".into(),
+                ));
+            }
+            payloads.push((SectionKind::ScreenRequest, request.clone(), 0, 0, 0));
         }
 
         let count = payloads.len();

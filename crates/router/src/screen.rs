@@ -20,6 +20,14 @@
 //! `benign` are the piece's best cosines against the attack patterns and the benign
 //! look-alikes.
 //!
+//! **Request contrast** (version 14 on; see `switchyard_format::ScreenRequestMeta`). An entry
+//! longer than one window is also flagged when one of its sentences (or clauses, or lines)
+//! reads as a request among sentences that read as a document: its request logit (a lexical
+//! head over the sentence's text) exceeds the mean of the others' by the index's threshold. It
+//! decides the verdict (head `request`, piece `sentence`) when it flags and stands further past
+//! its threshold than the best piece does past the head's; the nearest patterns stay those of
+//! that best piece. It reads text only: no embedding, whatever the triage cleared.
+//!
 //! **Triage.** A piece stored without an embedding was cleared from its text alone by the
 //! triage of the index `memory add` used (its lexical logit was under the index's floor; see
 //! `switchyard_format::ScreenTriageMeta`). It is cleared again when this index's triage clears
@@ -30,13 +38,13 @@
 
 use crate::{Result, RouteError, Router, kernels};
 use serde::Serialize;
-use switchyard_format::{MatrixView, ScreenHead, SectionKind};
+use switchyard_format::{MatrixView, ScreenHead, ScreenRequestMeta, SectionKind};
 use switchyard_untrusted::{Origin, PrepareConfig};
 
 /// Version of the screening rules in [`Router::screen`]: part of [`Router::screen_key`], so
 /// verdicts stored by an older rule are not read as this one's. Bump it whenever the same
 /// index and pieces could reach another verdict.
-pub const SCREEN_RULES_VERSION: u32 = 4;
+pub const SCREEN_RULES_VERSION: u32 = 5;
 
 /// Entries with at least this many pieces (the whole included) are scored on every core.
 const PARALLEL_PIECES: usize = 8;
@@ -69,9 +77,10 @@ pub struct ScreenEntry<'a> {
 /// The piece that decided a verdict.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PieceVerdict {
-    /// `whole` for the entry as a whole, else the piece's position among the pieces.
+    /// `whole` for the entry as a whole, `sentence` for the sentence the request contrast
+    /// flagged, else the piece's position among the pieces.
     pub piece: String,
-    /// Where it comes from: `whole`, `window`, `normalised` or `decoded`.
+    /// Where it comes from: `whole`, `window`, `normalised`, `decoded` or `sentence`.
     pub origin: &'static str,
     /// Its byte range in the entry.
     pub start: usize,
@@ -90,8 +99,9 @@ pub struct Verdict {
     pub flagged: bool,
     /// The rule that decided: `head` or `contrast`.
     pub rule: &'static str,
-    /// Under the `head` rule, the head whose score decided: `main`, or a family head's name
-    /// (`jailbreak`) when it came closer to its threshold than the main head did.
+    /// Under the `head` rule, the head whose score decided: `main`, a family head's name
+    /// (`jailbreak`) when it came closer to its threshold than the main head did, or `request`
+    /// when the request contrast flagged the entry and stood further past its threshold.
     pub head: Option<String>,
     /// The best piece's score under that rule: the deciding head's logit, or for the contrast
     /// rule `min(attack - injection threshold, attack - benign - margin)`. Flagged exactly
@@ -113,6 +123,9 @@ pub struct Verdict {
     /// The deciding piece's lexical logit (hashed n-grams of its text), already part of
     /// `score`; absent without a lexical head.
     pub lexical_score: Option<f32>,
+    /// The entry's request contrast (its most request-like window's request logit minus the
+    /// mean of the other windows'), when the index has one and the entry two windows or more.
+    pub request_contrast: Option<f32>,
     /// Best score of the deciding piece against an attack pattern.
     pub attack_score: f32,
     /// That pattern's text.
@@ -197,6 +210,24 @@ fn piece_text(text: &str, piece: &PieceRef<'_>, prepare: &PrepareConfig) -> Stri
     }
 }
 
+/// The request contrast of an entry longer than one window, compared sentence by sentence
+/// (`switchyard_untrusted::contrast_units`): the most request-like unit and the contrast.
+fn request_contrast(
+    r: &ScreenRequestMeta,
+    text: &str,
+    prepare: &PrepareConfig,
+) -> Option<(switchyard_untrusted::Window, f32)> {
+    let units = switchyard_untrusted::contrast_units(text, prepare)?;
+    let logits: Vec<f32> = units
+        .iter()
+        .map(|(_, t)| {
+            let features = switchyard_lexical::hashed_features(t);
+            lexical_logit(&r.head.weights, r.head.bias, &features)
+        })
+        .collect();
+    ScreenRequestMeta::contrast(&logits).map(|(top, c)| (units[top].0, c))
+}
+
 fn excerpt(text: &str, start: usize, end: usize) -> String {
     let (start, end) = (start.min(text.len()), end.min(text.len()));
     let mut cut = end.min(start + 160);
@@ -241,6 +272,7 @@ impl Router {
         let (cleared, embedded_now) = self.unembedded_pieces(entries, &prepare)?;
         report.embedded_now = embedded_now.len();
         let families = head.and(self.index().screen_families()).map_or(&[][..], |f| &f.heads[..]);
+        let request = head.and(self.index().screen_request());
         // A piece's screening under every head: the one closest to (or furthest past) its
         // threshold decides.
         let score_piece = |v: &[f32], text: &dyn Fn() -> String| -> Scored {
@@ -349,27 +381,47 @@ impl Router {
             }
             let Some((
                 k,
-                Scored { head: deciding, score, threshold, lexical, attack: a, benign: b },
+                Scored {
+                    head: deciding,
+                    mut score,
+                    mut threshold,
+                    mut lexical,
+                    attack: a,
+                    benign: b,
+                },
             )) = best
             else {
                 continue;
             };
-            let (start, end, origin, piece) = match k {
-                Some(k) => {
+            let mut head_name = head.map(|_| match deciding {
+                Some(f) => families[f].family.clone(),
+                None => "main".to_string(),
+            });
+            let contrast = request.and_then(|r| request_contrast(r, e.text, &prepare));
+            // The sentence the request contrast flagged, when it decides.
+            let mut sentence = None;
+            if let (Some(r), Some((unit, c))) = (request, contrast)
+                && c >= r.threshold
+                && c - r.threshold > score - threshold
+            {
+                sentence = Some(unit);
+                (score, threshold, lexical) = (c, r.threshold, None);
+                head_name = Some("request".into());
+            }
+            let (start, end, origin, piece) = match (sentence, k) {
+                (Some(w), _) => (w.start, w.end, "sentence", "sentence".to_string()),
+                (None, Some(k)) => {
                     let p = &e.pieces[k];
                     (p.start, p.end, p.origin.as_str(), k.to_string())
                 }
-                None => (0, e.text.len(), "whole", "whole".to_string()),
+                (None, None) => (0, e.text.len(), "whole", "whole".to_string()),
             };
             let meta = self.index().meta();
             let v = Verdict {
                 entry: i,
                 flagged: score >= threshold,
                 rule: report.rule,
-                head: head.map(|_| match deciding {
-                    Some(f) => families[f].family.clone(),
-                    None => "main".to_string(),
-                }),
+                head: head_name,
                 score,
                 threshold,
                 decided_by: PieceVerdict {
@@ -384,6 +436,7 @@ impl Router {
                 pieces_embedded_now: embedded_here,
                 whole_entry_only: e.pieces.is_empty(),
                 lexical_score: lexical,
+                request_contrast: contrast.map(|(_, c)| c),
                 attack_score: a.0,
                 nearest_attack: if attacks.rows() > 0 {
                     self.index().row_text(SectionKind::Injections, a.1).to_string()

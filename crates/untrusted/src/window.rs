@@ -150,6 +150,12 @@ fn push_trimmed(text: &str, start: usize, end: usize, max_unit: usize, out: &mut
     }
 }
 
+/// The sentence, clause and line units of `text` (at most `max_unit` bytes each), in text
+/// order: the finest grain windows are packed from.
+pub fn sentence_units(text: &str, max_unit: usize) -> Vec<Window> {
+    units(text, max_unit.max(1)).into_iter().map(|(w, _)| w).collect()
+}
+
 /// The windows of `text`. A text within `single_window_bytes` is one window when it is one
 /// unit, else one window per sentence or clause (the whole is screened as the entry itself);
 /// an empty or blank text has none.

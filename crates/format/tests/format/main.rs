@@ -122,6 +122,7 @@ fn sample_writer_without_prompts() -> IndexWriter {
 /// [`sample_writer_without_prompts`] with a constitution: every kind of section.
 fn sample_writer() -> IndexWriter {
     let mut w = sample_writer_without_prompts();
+    w.screen_request(&sample_request()).unwrap();
     w.prompts(&PromptsMeta { constitution: Some("You are the front desk's agent.\n".into()) })
         .unwrap();
     w
@@ -186,6 +187,18 @@ fn sample_triage() -> ScreenTriageMeta {
 fn sample_shift() -> QueryShiftMeta {
     // One value per tools row (3) and skills row (1).
     QueryShiftMeta { strength: 0.5, requests: 64, tools: vec![0.4, 0.3, 0.2], skills: vec![0.1] }
+}
+
+fn sample_request() -> ScreenRequestMeta {
+    ScreenRequestMeta {
+        head: LexicalScreenMeta { bias: 0.5, ..sample_lexical() },
+        threshold: 2.5,
+        oof_fpr: 0.009,
+        oof_planted_recall: 0.4,
+        requests: 2,
+        document_windows: 3,
+        calibration_texts: 1,
+    }
 }
 
 fn sample_lexical() -> LexicalScreenMeta {
@@ -341,8 +354,8 @@ fn header_layout_matches_the_spec() {
     assert_eq!(u64::from_le_bytes(b[16..24].try_into().unwrap()), FLAG_ROWS_NORMALISED);
     // 8 sections, plus static_rows, cascade, selection, screen, thinking_rows, thinking,
     // screen_lexical, query_shift, screen_triage, screen_families, mode_questions, late,
-    // late_ids and prompts.
-    assert_eq!(u32::from_le_bytes(b[24..28].try_into().unwrap()), 22);
+    // late_ids, prompts and screen_request.
+    assert_eq!(u32::from_le_bytes(b[24..28].try_into().unwrap()), 23);
     assert_eq!(u32::from_le_bytes(b[28..32].try_into().unwrap()), DIM as u32);
     assert_eq!(&b[32..48], &[0xab; 16]);
     assert_eq!(u64::from_le_bytes(b[48..56].try_into().unwrap()), b.len() as u64);
@@ -386,7 +399,7 @@ fn errors_are_distinct_and_verbatim() {
     b[8..12].copy_from_slice(&99u32.to_le_bytes());
     assert_eq!(
         open_err(&b),
-        "index <memory>: format version 99 is not supported (this build reads 1..=13); rebuild it with switchyard build-index"
+        "index <memory>: format version 99 is not supported (this build reads 1..=14); rebuild it with switchyard build-index"
     );
     let mut b = good.clone();
     b[28] ^= 1;

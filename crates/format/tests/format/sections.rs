@@ -62,6 +62,44 @@ fn screen_family_heads_round_trip_only_beside_a_screen_head_and_a_bad_one_is_ref
 }
 
 #[test]
+fn the_request_contrast_round_trips_only_beside_a_screen_head_and_a_bad_one_is_refused() {
+    let index =
+        Index::from_bytes(&sample_writer().to_bytes().unwrap(), &OpenOptions::new()).unwrap();
+    assert_eq!(index.screen_request(), Some(&sample_request()));
+    let refused = |request: ScreenRequestMeta| {
+        let mut w = sample_writer();
+        w.screen_request(&request).unwrap();
+        Index::from_bytes(&w.to_bytes().unwrap(), &OpenOptions::new()).unwrap_err().to_string()
+    };
+    let mut bad = sample_request();
+    bad.head.weights.pop();
+    let e = refused(bad);
+    assert!(e.contains("screen_request: the request head has 7 weights for 2 x 4 buckets"), "{e}");
+    let mut bad = sample_request();
+    bad.threshold = f32::NAN;
+    assert!(refused(bad).contains("screen_request: it holds a value that is not a finite number"));
+    let mut bad = sample_request();
+    bad.oof_planted_recall = 1.5;
+    assert!(refused(bad).contains("oof_planted_recall 1.5 is not between 0 and 1"));
+    let mut w = IndexWriter::new(DIM, [0xab; 16]);
+    w.screen_request(&sample_request()).unwrap();
+    w.matrix(SectionKind::Tools, unit(1)).unwrap();
+    w.strings(vec!["read a file".into()]);
+    w.meta(&sample_meta()).unwrap();
+    let e = w.to_bytes().map(|_| ()).unwrap_err().to_string();
+    assert!(e.contains("a request contrast was set without a screen section"), "{e}");
+}
+
+#[test]
+fn the_contrast_of_windows_is_the_top_one_over_the_mean_of_the_others() {
+    assert_eq!(ScreenRequestMeta::contrast(&[]), None);
+    assert_eq!(ScreenRequestMeta::contrast(&[3.0]), None, "one window stands out from nothing");
+    assert_eq!(ScreenRequestMeta::contrast(&[-1.0, 4.0, -3.0]), Some((1, 6.0)));
+    assert_eq!(ScreenRequestMeta::contrast(&[-2.0, -2.0]), Some((0, 0.0)), "the first of equals");
+    assert_eq!(ScreenRequestMeta::contrast(&[5.0, 1.0, -0.5]), None, "the rest reads as a request");
+}
+
+#[test]
 fn the_screen_section_round_trips_and_a_bad_one_is_refused() {
     let index =
         Index::from_bytes(&sample_writer().to_bytes().unwrap(), &OpenOptions::new()).unwrap();
