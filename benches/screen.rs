@@ -49,6 +49,15 @@ fn bench(c: &mut Criterion) {
         .expect("building the index without a lexical head");
         let router_embedding_only =
             RouterBuilder::new(&embedding_only).build(Arc::clone(&model)).expect("router");
+        // The default screen without its request contrast: what comparing a long entry's
+        // sentences costs, in the same run.
+        let no_request = dir.path().join(format!("{name}-no-request-contrast.idx"));
+        let mut options = switchyard_build_index::BuildOptions::default();
+        options.screen.options.request_contrast = false;
+        switchyard_build_index::build_to_file(&manifests, &no_request, model.as_ref(), &options)
+            .expect("building the index without a request contrast");
+        let router_no_request =
+            RouterBuilder::new(&no_request).build(Arc::clone(&model)).expect("router");
         let prepare = router.prepare_config();
         let stored =
             embed_for_screening(model.as_ref(), &[SHORT, &long], &prepare, None).expect("embed");
@@ -62,6 +71,9 @@ fn bench(c: &mut Criterion) {
             );
             group.bench_function(format!("{name}/stored_entry={label}/embedding_head_only"), |b| {
                 b.iter(|| router_embedding_only.screen(black_box(&entry)).expect("screen"))
+            });
+            group.bench_function(format!("{name}/stored_entry={label}/no_request_contrast"), |b| {
+                b.iter(|| router_no_request.screen(black_box(&entry)).expect("screen"))
             });
         }
         let db = dir.path().join(format!("{name}.db"));

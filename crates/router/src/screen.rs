@@ -218,13 +218,16 @@ fn request_contrast(
     prepare: &PrepareConfig,
 ) -> Option<(switchyard_untrusted::Window, f32)> {
     let units = switchyard_untrusted::contrast_units(text, prepare)?;
-    let logits: Vec<f32> = units
-        .iter()
-        .map(|(_, t)| {
-            let features = switchyard_lexical::hashed_features(t);
-            lexical_logit(&r.head.weights, r.head.bias, &features)
-        })
-        .collect();
+    let logit = |(_, t): &(switchyard_untrusted::Window, String)| {
+        lexical_logit(&r.head.weights, r.head.bias, &switchyard_lexical::hashed_features(t))
+    };
+    // A long entry's sentences are scored on every core; each logit is the same either way.
+    let logits: Vec<f32> = if units.len() >= PARALLEL_PIECES {
+        use rayon::prelude::*;
+        units.par_iter().map(logit).collect()
+    } else {
+        units.iter().map(logit).collect()
+    };
     ScreenRequestMeta::contrast(&logits).map(|(top, c)| (units[top].0, c))
 }
 
