@@ -92,7 +92,11 @@ fn bench(c: &mut Criterion) {
         // with every window embedded.
         let triage = router.screen_triage();
         let mut n = 0u64;
-        for (label, t) in [("", triage.clone()), ("/every_window_embedded", None)] {
+        for (label, t, screen_with) in [
+            ("", triage.clone(), &router),
+            ("/no_request_contrast", router_no_request.screen_triage(), &router_no_request),
+            ("/every_window_embedded", None, &router),
+        ] {
             group.bench_function(format!("{name}/memory_add=2000_words{label}"), |b| {
                 store.set_triage(t.clone());
                 b.iter(|| {
@@ -101,7 +105,7 @@ fn bench(c: &mut Criterion) {
                     let id = store
                         .add(model.as_ref(), "memory", black_box(&text), "bench")
                         .expect("add");
-                    switchyard::screen_and_record(&mut store, &router, &[id]).expect("screen")
+                    switchyard::screen_and_record(&mut store, screen_with, &[id]).expect("screen")
                 })
             });
         }

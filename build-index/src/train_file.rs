@@ -386,6 +386,28 @@ mod tests {
     }
 
     #[test]
+    fn a_benign_row_may_be_marked_a_document_and_a_bad_mark_names_its_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("docs.jsonl");
+        std::fs::write(
+            &path,
+            "{\"text\": \"Minutes of the Tuesday sync.\", \"label\": 0, \"document\": true}\n{\"text\": \"what is BM25?\", \"label\": 0}\n",
+        )
+        .unwrap();
+        let (rows, _) = load_injection_train(&path).unwrap();
+        assert_eq!((rows[0].document, rows[1].document), (true, false));
+        for (line, fix) in [
+            ("{\"text\": \"x\", \"label\": 0, \"document\": \"yes\"}", "must be true"),
+            ("{\"text\": \"x\", \"label\": 1, \"document\": true}", "drop the field"),
+        ] {
+            std::fs::write(&path, format!("{line}\n")).unwrap();
+            let e = load_injection_train(&path).unwrap_err().to_string();
+            assert!(e.contains("docs.jsonl") && e.contains("line 1"), "{e}");
+            assert!(e.contains("`document`") && e.contains(fix), "{e}");
+        }
+    }
+
+    #[test]
     fn a_row_comes_from_its_source_field_or_else_from_its_file() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("extra.jsonl");
