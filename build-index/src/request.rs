@@ -224,7 +224,7 @@ pub(crate) fn train(
         oof_fpr: share(&benign),
         oof_planted_recall: share(&planted),
         requests: requests as u32,
-        document_windows: documents as u32,
+        document_rows: documents as u32,
         calibration_texts: benign.len() as u32,
     })
 }

@@ -369,7 +369,7 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
         "screen_triage": index.screen_triage(),
         "screen_request": index.screen_request().map(|q| serde_json::json!({
             "threshold": q.threshold, "oof_fpr": q.oof_fpr, "oof_planted_recall": q.oof_planted_recall,
-            "requests": q.requests, "document_windows": q.document_windows, "calibration_texts": q.calibration_texts,
+            "requests": q.requests, "document_rows": q.document_rows, "calibration_texts": q.calibration_texts,
         })),
         "screen_families": index.screen_families().map(|f| serde_json::json!({
             "family_fpr": f.family_fpr,
@@ -672,7 +672,7 @@ fn request_line(q: &switchyard::format::ScreenRequestMeta) -> String {
         "request    an entry longer than a window is flagged when its most request-like sentence stands {:.3} above the others' mean (request head on {} requests and {} document sentences); out of fold it flags {:.1}% of {} long benign texts and {:.1}% of documents with a request planted",
         q.threshold,
         q.requests,
-        q.document_windows,
+        q.document_rows,
         q.oof_fpr * 100.0,
         q.calibration_texts,
         q.oof_planted_recall * 100.0

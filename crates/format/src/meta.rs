@@ -494,7 +494,7 @@ pub struct ScreenRequestMeta {
     /// Request rows trained on (whole texts).
     pub requests: u32,
     /// Document rows trained on (sentences, clauses and lines of documents).
-    pub document_windows: u32,
+    pub document_rows: u32,
     /// Benign texts longer than one window the threshold was chosen on.
     pub calibration_texts: u32,
 }

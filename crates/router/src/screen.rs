@@ -123,8 +123,9 @@ pub struct Verdict {
     /// The deciding piece's lexical logit (hashed n-grams of its text), already part of
     /// `score`; absent without a lexical head.
     pub lexical_score: Option<f32>,
-    /// The entry's request contrast (its most request-like window's request logit minus the
-    /// mean of the other windows'), when the index has one and the entry two windows or more.
+    /// The entry's request contrast (its most request-like sentence's request logit minus the
+    /// mean of the other sentences'), when the index has one, the entry is longer than one
+    /// window and its other sentences read as a document.
     pub request_contrast: Option<f32>,
     /// Best score of the deciding piece against an attack pattern.
     pub attack_score: f32,

@@ -196,7 +196,7 @@ fn sample_request() -> ScreenRequestMeta {
         oof_fpr: 0.009,
         oof_planted_recall: 0.4,
         requests: 2,
-        document_windows: 3,
+        document_rows: 3,
         calibration_texts: 1,
     }
 }
