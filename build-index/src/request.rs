@@ -5,7 +5,10 @@
 //! whole: attacks, and the ordinary requests and system prompts the files hold as benign text.
 //! Documents (label: document): each sentence, clause or line of a training row marked
 //! `"document": true`, and of the documents and contact notes written for switchyard
-//! (`build-index/data/`, compiled in).
+//! (`build-index/data/`, compiled in). The training files' requests and documents are mostly
+//! English, so `build-index/data/` also holds ordinary requests in 16 languages (requests) and
+//! documents in 12 (documents): without them the head read a request planted in a German or
+//! Portuguese document as one more document sentence.
 //! The head reads hashed character and word n-grams only (`switchyard_lexical::
 //! hashed_features`), so it costs no embedding, at build time or when an entry is screened.
 //!
@@ -39,20 +42,24 @@ const MAX_PLANTED_BYTES: usize = 300;
 /// Documents and contact notes written for switchyard (never taken from an evaluation set):
 /// e-mails, tables, code, meeting notes, profiles. The main head does not train on them (they
 /// pulled MiniLM's head under its threshold on a plain override; see `benches/RESULTS.md`).
-const BUILT_IN_DOCUMENTS: [&str; 2] = [
+const BUILT_IN_DOCUMENTS: [&str; 3] = [
     include_str!("../data/injection-documents.jsonl"),
     include_str!("../data/benign-contacts.jsonl"),
+    include_str!("../data/request-documents.jsonl"),
 ];
 
-/// The texts of [`BUILT_IN_DOCUMENTS`].
-fn built_in_documents() -> Vec<String> {
+/// Ordinary requests a user writes to an assistant ("Wie hoch ist die Zugspitze?"), in 16
+/// languages, written for switchyard.
+const BUILT_IN_REQUESTS: &str = include_str!("../data/requests.jsonl");
+
+/// The texts of a JSONL file of `build-index/data/`.
+fn texts_of(file: &str) -> Vec<String> {
     #[derive(serde::Deserialize)]
     struct Line {
         text: String,
     }
-    BUILT_IN_DOCUMENTS
-        .iter()
-        .flat_map(|file| file.lines().filter(|l| !l.trim().is_empty()))
+    file.lines()
+        .filter(|l| !l.trim().is_empty())
         .map(|l| serde_json::from_str::<Line>(l).expect("build-index/data is valid JSONL").text)
         .collect()
 }
@@ -93,10 +100,14 @@ impl RequestRows {
             hosts: Vec::new(),
             plantable: Vec::new(),
         };
-        let built_in = built_in_documents();
-        let documents = built_in.iter().map(|t| (t.as_str(), true, false));
+        let documents: Vec<String> = BUILT_IN_DOCUMENTS.iter().flat_map(|f| texts_of(f)).collect();
+        let requests = texts_of(BUILT_IN_REQUESTS);
         let file_rows = rows.iter().map(|l| (l.text.as_str(), l.document, l.attack));
-        for (text_number, (text, document, attack)) in file_rows.chain(documents).enumerate() {
+        let built_in = documents
+            .iter()
+            .map(|t| (t.as_str(), true, false))
+            .chain(requests.iter().map(|t| (t.as_str(), false, false)));
+        for (text_number, (text, document, attack)) in file_rows.chain(built_in).enumerate() {
             let fold = fold_of(text_number);
             if document {
                 for unit in document_rows(text, prepare_config) {
@@ -227,4 +238,34 @@ pub(crate) fn train(
         document_rows: documents as u32,
         calibration_texts: benign.len() as u32,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    /// The languages of a `build-index/data` file's rows.
+    fn languages(file: &str) -> BTreeSet<String> {
+        file.lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["lang"].to_string())
+            .collect()
+    }
+
+    /// The head must not learn "English" for "request": both sides hold many languages.
+    #[test]
+    fn the_built_in_requests_and_documents_are_in_many_languages() {
+        let requests = texts_of(BUILT_IN_REQUESTS);
+        assert!(requests.len() >= 150, "{} requests", requests.len());
+        assert!(languages(BUILT_IN_REQUESTS).len() >= 15);
+        let document_languages: BTreeSet<String> =
+            BUILT_IN_DOCUMENTS.iter().flat_map(|f| languages(f)).collect();
+        assert!(document_languages.len() >= 15, "{document_languages:?}");
+        // Every built-in document is read as document sentences, not as one request.
+        let config = PrepareConfig::default();
+        for text in BUILT_IN_DOCUMENTS.iter().flat_map(|f| texts_of(f)) {
+            assert!(!document_rows(&text, &config).is_empty(), "no sentence in {text:?}");
+        }
+    }
 }
