@@ -6,9 +6,9 @@
 //! Documents (label: document): each sentence, clause or line of a training row marked
 //! `"document": true`, and of the documents and contact notes written for switchyard
 //! (`build-index/data/`, compiled in). The training files' requests and documents are mostly
-//! English, so `build-index/data/` also holds ordinary requests in 16 languages (requests) and
-//! documents in 12 (documents): without them the head read a request planted in a German or
-//! Portuguese document as one more document sentence.
+//! English, so `build-index/data/` also holds ordinary requests in 16 languages (read as
+//! requests) and documents in 12 other languages (read as document text), lest the head learn
+//! "English" for "request" (it still reads English best: `benches/RESULTS.md`, session 31).
 //! The head reads hashed character and word n-grams only (`switchyard_lexical::
 //! hashed_features`), so it costs no embedding, at build time or when an entry is screened.
 //!
