@@ -119,5 +119,6 @@ mod layout;
 mod matrix;
 mod meta;
 mod parse;
+mod screen_meta;
 mod section_checks;
 mod writer;
