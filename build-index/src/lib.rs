@@ -47,8 +47,8 @@ pub use crate::selection::{
 };
 pub use crate::thresholds::derive_thresholds;
 pub use crate::train_file::{
-    CATALOG_DOCUMENTS_FILE, CATALOG_TRAIN_FILE, LabelledText, ScreenTraining, TrainTexts,
-    load_injection_train,
+    BUILT_IN_DOCUMENTS_FILE, CATALOG_DOCUMENTS_FILE, CATALOG_TRAIN_FILE, LabelledText,
+    ScreenTraining, TrainTexts, load_injection_train,
 };
 pub use crate::triage::DEFAULT_TRIAGE_MAX_MISS;
 pub use crate::vector_cache::{CacheUse, VectorCache};
@@ -542,7 +542,7 @@ pub fn build_to_file(
     let built_in_attacks = !options.own_attacks_only && catalog.use_built_in_attacks()?;
     let built_in_thinking = catalog.use_built_in_thinking()?;
     let hash = catalog.content_hash();
-    let mut screen = options.screen.with_catalog_file(manifests)?;
+    let mut screen = options.screen.with_catalog_and_built_in_files(manifests)?;
     if built_in_attacks {
         screen.name_built_in_attacks();
         if let Some(path) = &options.built_in_train {

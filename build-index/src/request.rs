@@ -7,7 +7,8 @@
 //! `"document": true`, and of the documents and contact notes written for switchyard
 //! (`build-index/data/`, compiled in). The training files' requests and documents are mostly
 //! English, so `build-index/data/` also holds ordinary requests in 16 languages (read as
-//! requests) and documents in 12 other languages (read as document text), lest the head learn
+//! requests), and every screen trains on documents in 12 other languages
+//! ([`crate::BUILT_IN_DOCUMENTS_FILE`], rows marked as documents), lest the head learn
 //! "English" for "request" (it still reads English best: `benches/RESULTS.md`, session 31).
 //! The head reads hashed character and word n-grams only (`switchyard_lexical::
 //! hashed_features`), so it costs no embedding, at build time or when an entry is screened.
@@ -42,10 +43,9 @@ const MAX_PLANTED_BYTES: usize = 300;
 /// Documents and contact notes written for switchyard (never taken from an evaluation set):
 /// e-mails, tables, code, meeting notes, profiles. The main head does not train on them (they
 /// pulled MiniLM's head under its threshold on a plain override; see `benches/RESULTS.md`).
-const BUILT_IN_DOCUMENTS: [&str; 3] = [
+const BUILT_IN_DOCUMENTS: [&str; 2] = [
     include_str!("../data/injection-documents.jsonl"),
     include_str!("../data/benign-contacts.jsonl"),
-    include_str!("../data/request-documents.jsonl"),
 ];
 
 /// Ordinary requests a user writes to an assistant ("Wie hoch ist die Zugspitze?"), in 16
@@ -259,12 +259,13 @@ mod tests {
         let requests = texts_of(BUILT_IN_REQUESTS);
         assert!(requests.len() >= 150, "{} requests", requests.len());
         assert!(languages(BUILT_IN_REQUESTS).len() >= 15);
-        let document_languages: BTreeSet<String> =
-            BUILT_IN_DOCUMENTS.iter().flat_map(|f| languages(f)).collect();
+        let multilingual = include_str!("../data/multilingual-documents.jsonl");
+        let files = || BUILT_IN_DOCUMENTS.iter().chain([&multilingual]);
+        let document_languages: BTreeSet<String> = files().flat_map(|f| languages(f)).collect();
         assert!(document_languages.len() >= 15, "{document_languages:?}");
         // Every built-in document is read as document sentences, not as one request.
         let config = PrepareConfig::default();
-        for text in BUILT_IN_DOCUMENTS.iter().flat_map(|f| texts_of(f)) {
+        for text in files().flat_map(|f| texts_of(f)) {
             assert!(!document_rows(&text, &config).is_empty(), "no sentence in {text:?}");
         }
     }

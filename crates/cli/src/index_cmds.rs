@@ -35,6 +35,9 @@ pub struct BuildArgs {
     /// Train the screen without the manifest folder's own injection-train.jsonl.
     #[arg(long)]
     pub no_catalog_train: bool,
+    /// Train the screen without switchyard's built-in documents in 12 languages.
+    #[arg(long)]
+    pub no_built_in_documents: bool,
     /// Give the learned screen the nearest attack and benign look-alike cosines as features
     /// beside the embedding (off by default: no gain measured, and each piece then costs a
     /// pass over every pattern).
@@ -103,6 +106,7 @@ pub fn build_index(a: BuildArgs) -> Result<()> {
     let mut screen = switchyard_build_index::ScreenTraining::default();
     screen.options.target_fpr = a.target_fpr;
     screen.ignore_catalog_file = a.no_catalog_train;
+    screen.ignore_built_in_documents = a.no_built_in_documents;
     screen.options.contrast_features = a.contrast_features;
     screen.options.lexical = !a.no_lexical_screen;
     if !(a.screen_l2 > 0.0 && a.screen_l2.is_finite()) {
