@@ -9,6 +9,7 @@ use std::process::ExitCode;
 mod commands;
 mod index_cmds;
 mod injection_report;
+mod inspect_cmd;
 mod measure;
 mod memory_cmds;
 mod serve;
@@ -38,7 +39,7 @@ enum Command {
     /// Build an index from a manifest folder (does nothing if it is already up to date).
     BuildIndex(index_cmds::BuildArgs),
     /// Print an index's header, sections, counts and model.
-    Inspect(index_cmds::InspectArgs),
+    Inspect(inspect_cmd::InspectArgs),
     /// Check every checksum of an index; exits 2 naming the damaged section.
     Verify(index_cmds::VerifyArgs),
     /// Route a task: mode, tools and skills, with scores and reasons.
@@ -89,7 +90,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Embed(a) => commands::embed(a),
         Command::BuildIndex(a) => index_cmds::build_index(a),
-        Command::Inspect(a) => index_cmds::inspect(a),
+        Command::Inspect(a) => inspect_cmd::inspect(a),
         Command::Verify(a) => index_cmds::verify(a),
         Command::Route(a) => commands::route(a),
         Command::Screen(a) => commands::screen(a),
