@@ -20,6 +20,15 @@
 //! texts longer than one window, each scored out of fold (5 folds by text,
 //! the head refitted without the fold), so it reflects texts the head did not train on.
 //!
+//! **Overlap.** A request that belongs to its text repeats its words; one planted there is
+//! about something else. The contrast compared with the threshold is lowered by a weight times
+//! the highest sentence's overlap with the text around it
+//! (`switchyard_untrusted::neighbourhood_overlap`, within [`COHERENCE_REACH_BYTES`]). The weight
+//! is chosen from [`COHERENCE_WEIGHTS`] out of fold: the one whose threshold (for the same
+//! target) catches the most planted documents (below), the smallest of equals. On the default
+//! training files it lowers the long WildGuard prompts that set the threshold (a user's own
+//! request among the sentences it is about) more than the planted documents.
+//!
 //! **Planted recall.** Each benign training document longer than one window in a fold also
 //! gets one of that fold's short attacks planted on a line of its own (start, middle or end, in
 //! turn), and the share that reaches the threshold is stored: what the contrast catches in
@@ -28,7 +37,9 @@
 use crate::logistic::{FOLDS, LEXICAL_WIDTH, Sparse, fit, fold_of};
 use crate::train_file::{LabelledText, plant};
 use switchyard_format::{LexicalScreenMeta, ScreenRequestMeta};
-use switchyard_untrusted::{PrepareConfig, contrast_units, normalise, sentence_units};
+use switchyard_untrusted::{
+    PrepareConfig, contrast_units, neighbourhood_overlap, normalise, sentence_units,
+};
 
 /// L2 penalty of the request head on the class-balanced loss: the penalty of scikit-learn's
 /// default (`C = 1`) on the default training file's 3,357 rows (`2 / (C n)`), taken as it is
@@ -39,6 +50,15 @@ pub(crate) const REQUEST_L2: f64 = 6e-4;
 pub const MIN_REQUEST_ROWS: usize = 20;
 /// Only attacks up to this long are planted for the planted recall (as for the main head).
 const MAX_PLANTED_BYTES: usize = 300;
+/// The bytes before and after a text's most request-like sentence its overlap is measured on
+/// (`switchyard_untrusted::neighbourhood_overlap`): a paragraph or two, the text a request
+/// that belongs there would be about. Not tuned: over whole texts the overlap of an unrelated
+/// sentence grows with the text's length (0.13 at 1,000 bytes, 0.48 at 12,000), so the reach
+/// is bounded, at the length of a short e-mail.
+const COHERENCE_REACH_BYTES: usize = 1000;
+/// The overlap weights the build chooses from (0: the contrast alone). A sentence's overlap
+/// is at most 1, so the largest lowers a contrast by at most 8 request-logit units.
+const COHERENCE_WEIGHTS: [f32; 7] = [0.0, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0];
 
 /// Documents and contact notes written for switchyard (never taken from an evaluation set):
 /// e-mails, tables, code, meeting notes, profiles. The main head does not train on them (they
@@ -64,11 +84,6 @@ fn texts_of(file: &str) -> Vec<String> {
         .collect()
 }
 
-/// The units a contrast compares in `text` (`switchyard_untrusted::contrast_units`), if any.
-fn units_of(text: &str, prepare_config: &PrepareConfig) -> Option<Vec<String>> {
-    contrast_units(text, prepare_config).map(|u| u.into_iter().map(|(_, t)| t).collect())
-}
-
 /// The sentence, clause and line units of a document, each a row of document text.
 fn document_rows(text: &str, prepare_config: &PrepareConfig) -> Vec<String> {
     sentence_units(text, prepare_config.windows.target_bytes)
@@ -82,8 +97,8 @@ struct RequestRows {
     texts: Vec<String>,
     request: Vec<bool>,
     fold: Vec<usize>,
-    /// Benign texts longer than one window: their fold and units.
-    calibration: Vec<(usize, Vec<String>)>,
+    /// Benign texts longer than one window: their fold and text.
+    calibration: Vec<(usize, String)>,
     /// Of those, the documents: their fold and text (hosts for the planted recall).
     hosts: Vec<(usize, String)>,
     /// Short one-line attacks: their fold and text.
@@ -124,29 +139,76 @@ impl RequestRows {
             if attack && short.len() <= MAX_PLANTED_BYTES && !short.contains('\n') {
                 r.plantable.push((fold, short.to_string()));
             }
-            if let Some(units) = units_of(text, prepare_config).filter(|_| !attack) {
+            if !attack && contrast_units(text, prepare_config).is_some() {
                 if document {
                     r.hosts.push((fold, text.to_string()));
                 }
-                r.calibration.push((fold, units));
+                r.calibration.push((fold, text.to_string()));
             }
         }
         r
     }
 }
 
-/// The contrast of `units` under the request head `w` (f64 weights, bias last).
-fn contrast_of(units: &[String], w: &[f64]) -> Option<f32> {
+/// The contrast of `text` under the request head `w` (f64 weights, bias last), and its most
+/// request-like sentence's overlap with the text around it: `None` when the rule does not
+/// compare the text (one window, or its other sentences read as a request).
+fn contrast_of(text: &str, w: &[f64], prepare_config: &PrepareConfig) -> Option<(f32, f32)> {
+    let units = contrast_units(text, prepare_config)?;
     let logits: Vec<f32> = units
         .iter()
-        .map(|t| {
+        .map(|(_, t)| {
             let f = switchyard_lexical::hashed_features(t);
             let z = f.iter().map(|&(k, v)| w[k as usize] * f64::from(v)).sum::<f64>()
                 + w[LEXICAL_WIDTH - 1];
             z as f32
         })
         .collect();
-    ScreenRequestMeta::contrast(&logits).map(|(_, c)| c)
+    let (top, c) = ScreenRequestMeta::contrast(&logits)?;
+    Some((c, neighbourhood_overlap(text, units[top].0, COHERENCE_REACH_BYTES)))
+}
+
+/// The threshold for `target_fpr` on benign scores (highest first, at most that share at or
+/// above it): the next float above the score just past the allowed share.
+fn threshold_for(mut benign: Vec<f32>, target_fpr: f32) -> f32 {
+    benign.sort_by(|a, b| b.total_cmp(a));
+    let allowed = (f64::from(target_fpr) * benign.len() as f64).floor() as usize;
+    match benign.get(allowed) {
+        Some(&s) => crate::screen::next_up(s),
+        None => f32::MIN,
+    }
+}
+
+/// The share of `scores` at or above `threshold` (0 when empty).
+fn share_at(scores: &[f32], threshold: f32) -> f32 {
+    if scores.is_empty() {
+        0.0
+    } else {
+        scores.iter().filter(|&&c| c >= threshold).count() as f32 / scores.len() as f32
+    }
+}
+
+/// The overlap weight, its threshold and planted recall: of [`COHERENCE_WEIGHTS`], the weight
+/// whose threshold (for `target_fpr` on the benign texts) lets the most planted documents
+/// through, the smallest of equals; `benign` and `planted` are out-of-fold `(contrast,
+/// overlap)` pairs.
+fn choose_coherence(
+    benign: &[(f32, f32)],
+    planted: &[(f32, f32)],
+    target_fpr: f32,
+) -> (f32, f32, f32) {
+    let score = |pairs: &[(f32, f32)], weight: f32| -> Vec<f32> {
+        pairs.iter().map(|&(c, o)| c - weight * o).collect()
+    };
+    let mut best: Option<(f32, f32, f32)> = None;
+    for weight in COHERENCE_WEIGHTS {
+        let threshold = threshold_for(score(benign, weight), target_fpr);
+        let recall = share_at(&score(planted, weight), threshold);
+        if best.is_none_or(|(_, _, r)| recall > r) {
+            best = Some((weight, threshold, recall));
+        }
+    }
+    best.expect("COHERENCE_WEIGHTS is not empty")
 }
 
 /// Trains the request contrast on the training files' rows, or `None` (with the reason) when
@@ -170,18 +232,20 @@ pub(crate) fn train(
     };
     let source = vec![1u32; data.texts.len()];
     // Out of fold: the calibration texts' contrasts, and the planted documents'.
-    let per_fold: Vec<(Vec<f32>, Vec<f32>)> = {
+    #[allow(clippy::type_complexity)]
+    // per fold: (contrast, overlap) of the benign and planted texts
+    let per_fold: Vec<(Vec<(f32, f32)>, Vec<(f32, f32)>)> = {
         use rayon::prelude::*;
         (0..FOLDS)
             .into_par_iter()
             .map(|k| {
                 let used: Vec<bool> = data.fold.iter().map(|&f| f != k).collect();
                 let w = fit(&sparse, &data.request, &source, &used, REQUEST_L2, None);
-                let benign: Vec<f32> = data
+                let benign: Vec<(f32, f32)> = data
                     .calibration
                     .iter()
                     .filter(|(f, _)| *f == k)
-                    .filter_map(|(_, units)| contrast_of(units, &w))
+                    .filter_map(|(_, text)| contrast_of(text, &w, prepare_config))
                     .collect();
                 let attacks: Vec<&str> = data
                     .plantable
@@ -189,7 +253,7 @@ pub(crate) fn train(
                     .filter(|(f, _)| *f == k)
                     .map(|(_, t)| t.as_str())
                     .collect();
-                let planted: Vec<f32> = if attacks.is_empty() {
+                let planted: Vec<(f32, f32)> = if attacks.is_empty() {
                     Vec::new()
                 } else {
                     data.hosts
@@ -198,7 +262,7 @@ pub(crate) fn train(
                         .enumerate()
                         .filter_map(|(i, (_, host))| {
                             let (text, _) = plant(host, attacks[(i * 7) % attacks.len()], i % 3);
-                            contrast_of(&units_of(&text, prepare_config)?, &w)
+                            contrast_of(&text, &w, prepare_config)
                         })
                         .collect()
                 };
@@ -206,21 +270,11 @@ pub(crate) fn train(
             })
             .collect()
     };
-    let mut benign: Vec<f32> = per_fold.iter().flat_map(|(b, _)| b.iter().copied()).collect();
-    let planted: Vec<f32> = per_fold.iter().flat_map(|(_, p)| p.iter().copied()).collect();
-    benign.sort_by(|a, b| b.total_cmp(a));
-    let allowed = (f64::from(target_fpr) * benign.len() as f64).floor() as usize;
-    let threshold = match benign.get(allowed) {
-        Some(&s) => crate::screen::next_up(s),
-        None => f32::MIN,
-    };
-    let share = |v: &[f32]| {
-        if v.is_empty() {
-            0.0
-        } else {
-            v.iter().filter(|&&c| c >= threshold).count() as f32 / v.len() as f32
-        }
-    };
+    let benign: Vec<(f32, f32)> = per_fold.iter().flat_map(|(b, _)| b.iter().copied()).collect();
+    let planted: Vec<(f32, f32)> = per_fold.iter().flat_map(|(_, p)| p.iter().copied()).collect();
+    let (coherence_weight, threshold, oof_planted_recall) =
+        choose_coherence(&benign, &planted, target_fpr);
+    let benign_scores: Vec<f32> = benign.iter().map(|&(c, o)| c - coherence_weight * o).collect();
     let all = vec![true; data.texts.len()];
     let w = fit(&sparse, &data.request, &source, &all, REQUEST_L2, None);
     Ok(ScreenRequestMeta {
@@ -232,11 +286,13 @@ pub(crate) fn train(
             l2: REQUEST_L2 as f32,
         },
         threshold,
-        oof_fpr: share(&benign),
-        oof_planted_recall: share(&planted),
+        oof_fpr: share_at(&benign_scores, threshold),
+        oof_planted_recall,
         requests: requests as u32,
         document_rows: documents as u32,
         calibration_texts: benign.len() as u32,
+        coherence_weight,
+        coherence_reach_bytes: COHERENCE_REACH_BYTES as u32,
     })
 }
 
@@ -251,6 +307,26 @@ mod tests {
             .filter(|l| !l.trim().is_empty())
             .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["lang"].to_string())
             .collect()
+    }
+
+    /// The weight is the one that lets the most planted documents through at the target, and
+    /// none when the overlap tells them apart no better than the contrast does.
+    #[test]
+    fn the_overlap_weight_is_chosen_for_the_planted_documents_and_zero_when_it_cannot_help() {
+        // 100 benign texts: the most request-like ones (a user's own request among its
+        // sentences) overlap their text; the planted requests stand as high and overlap nothing.
+        let benign: Vec<(f32, f32)> = (0..100)
+            .map(|i| if i >= 90 { (i as f32 / 30.0, 0.5) } else { (i as f32 / 60.0, 0.05) })
+            .collect();
+        let planted: Vec<(f32, f32)> = (0..20).map(|i| (2.0 + i as f32 / 20.0, 0.0)).collect();
+        let (weight, threshold, recall) = choose_coherence(&benign, &planted, 0.01);
+        assert!(weight > 0.0 && recall > 0.9, "{weight} {threshold} {recall}");
+        let scored: Vec<f32> = benign.iter().map(|&(c, o)| c - weight * o).collect();
+        assert!(share_at(&scored, threshold) <= 0.01, "the target holds with the weight");
+        // The same overlap everywhere moves every score alike: no weight.
+        let flat = |v: &[(f32, f32)]| v.iter().map(|&(c, _)| (c, 0.3)).collect::<Vec<_>>();
+        let (weight, _, _) = choose_coherence(&flat(&benign), &flat(&planted), 0.01);
+        assert_eq!(weight, 0.0);
     }
 
     /// The head must not learn "English" for "request": both sides hold many languages.

@@ -324,8 +324,17 @@ pub(crate) fn families_line(f: &switchyard::format::ScreenFamiliesMeta) -> Strin
 
 /// The screen's request contrast, in one line (build output and `inspect`).
 pub(crate) fn request_line(q: &switchyard::format::ScreenRequestMeta) -> String {
+    // An index before version 15 (or a build that chose no weight) compares the contrast alone.
+    let overlap = if q.coherence_weight > 0.0 {
+        format!(
+            ", less {} times the share of its 4-grams found within {} bytes around it",
+            q.coherence_weight, q.coherence_reach_bytes
+        )
+    } else {
+        String::new()
+    };
     format!(
-        "request    an entry longer than a window is flagged when its most request-like sentence stands {:.3} above the others' mean (request head on {} requests and {} document sentences); out of fold it flags {:.1}% of {} long benign texts and {:.1}% of documents with a request planted",
+        "request    an entry longer than a window is flagged when its most request-like sentence stands {:.3} above the others' mean{overlap} (request head on {} requests and {} document sentences); out of fold it flags {:.1}% of {} long benign texts and {:.1}% of documents with a request planted",
         q.threshold,
         q.requests,
         q.document_rows,

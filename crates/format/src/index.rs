@@ -187,7 +187,7 @@ impl Index {
             decode_optional(optional(SectionKind::ModeQuestions), ModeQuestionsMeta::decode)?;
         let prompts = decode_optional(optional(SectionKind::Prompts), PromptsMeta::decode)?;
         let screen_request =
-            decode_optional(optional(SectionKind::ScreenRequest), ScreenRequestMeta::decode)?;
+            decode_optional(optional(SectionKind::ScreenRequest), ScreenRequestMeta::decode_any)?;
         let map = if let Storage::Mmap(map) = &storage { Some(map) } else { None };
         let late_decode = |section: &[u8]| crate::late_states::decode(section, map);
         let mut late = decode_optional(optional(SectionKind::Late), late_decode)?;

@@ -43,7 +43,9 @@
 //! optional from version 12 on, `late_ids` (bincode [`LateIdsMeta`]: the token id of each of
 //! those states, only beside `late`), then, optional from version 13 on, `prompts` (bincode
 //! [`PromptsMeta`]: the catalog's constitution), then, optional from version 14 on,
-//! `screen_request` (bincode [`ScreenRequestMeta`]: the request contrast, only beside `screen`).
+//! `screen_request` (bincode [`ScreenRequestMeta`]: the request contrast, only beside `screen`;
+//! version 15 added its overlap weight and reach at the end, and a version 14 section still
+//! reads, with no overlap weight).
 //! Sections are written in that order. Version 1 files
 //! (no cascade), version 2 files (no selection section), version 3 files (no screen section),
 //! version 4 files (no thinking modes), version 5 files (no lexical screen), version 6 files

@@ -199,11 +199,66 @@ pub struct ScreenRequestMeta {
     pub document_rows: u32,
     /// Benign texts longer than one window the threshold was chosen on.
     pub calibration_texts: u32,
+    /// How much the sentence's overlap with the text around it lowers the contrast (version 15
+    /// on; 0 in older indexes): a request planted in a document is about something else, one
+    /// that belongs to its text repeats its words. The contrast compared with `threshold` is
+    /// `max - mean of the others - coherence_weight * overlap`, where `overlap` is
+    /// `switchyard_untrusted::neighbourhood_overlap` of the highest sentence within
+    /// `coherence_reach_bytes`. Chosen at build time, out of fold, for the planted recall.
+    pub coherence_weight: f32,
+    /// The bytes before and after the sentence its overlap is measured on.
+    pub coherence_reach_bytes: u32,
+}
+
+/// [`ScreenRequestMeta`] as version 14 wrote it, before the overlap with the text around.
+#[derive(Deserialize)]
+struct ScreenRequestMetaV14 {
+    head: LexicalScreenMeta,
+    threshold: f32,
+    oof_fpr: f32,
+    oof_planted_recall: f32,
+    requests: u32,
+    document_rows: u32,
+    calibration_texts: u32,
 }
 
 bincode_codec!(ScreenRequestMeta, "screen request contrast");
 
 impl ScreenRequestMeta {
+    /// Decodes the section as this version writes it, or as version 14 did (then with no
+    /// overlap weight: the contrast those indexes were calibrated for). Each layout decodes
+    /// only its own bytes (`decode` refuses trailing or missing bytes), so trying both is
+    /// unambiguous.
+    pub fn decode_any(bytes: &[u8]) -> std::result::Result<Self, String> {
+        let v14 = || {
+            let config = bincode::config::standard().with_limit::<{ 64 << 20 }>();
+            match bincode::serde::decode_from_slice::<ScreenRequestMetaV14, _>(bytes, config) {
+                Ok((v, used)) if used == bytes.len() => Some(v),
+                _ => None,
+            }
+        };
+        Self::decode(bytes).or_else(|err| match v14() {
+            Some(v) => Ok(Self {
+                head: v.head,
+                threshold: v.threshold,
+                oof_fpr: v.oof_fpr,
+                oof_planted_recall: v.oof_planted_recall,
+                requests: v.requests,
+                document_rows: v.document_rows,
+                calibration_texts: v.calibration_texts,
+                coherence_weight: 0.0,
+                coherence_reach_bytes: 0,
+            }),
+            None => Err(err),
+        })
+    }
+
+    /// The contrast compared with the threshold: `contrast` (see [`Self::contrast`]) less
+    /// `coherence_weight` times the highest sentence's `overlap` with the text around it.
+    pub fn coherent_contrast(&self, contrast: f32, overlap: f32) -> f32 {
+        contrast - self.coherence_weight * overlap
+    }
+
     /// The contrast of an entry's units, from their request logits in text order: the
     /// position of the highest (the first of equals) and how far it exceeds the mean of the
     /// others. `None` below two units, or when the others read as a request on average (their

@@ -424,13 +424,20 @@ pub(crate) fn screen_request(index: &Index) -> Result<()> {
             h.buckets
         )));
     }
-    if h.weights.iter().chain([&h.bias, &r.threshold]).any(|x| !x.is_finite()) {
+    if h.weights.iter().chain([&h.bias, &r.threshold, &r.coherence_weight]).any(|x| !x.is_finite())
+    {
         return Err(bad("it holds a value that is not a finite number".into()));
     }
     for (what, x) in [("oof_fpr", r.oof_fpr), ("oof_planted_recall", r.oof_planted_recall)] {
         if !(0.0..=1.0).contains(&x) {
             return Err(bad(format!("{what} {x} is not between 0 and 1")));
         }
+    }
+    if r.coherence_weight < 0.0 {
+        return Err(bad(format!(
+            "coherence_weight {} is negative (an overlap with the text around may only lower the contrast)",
+            r.coherence_weight
+        )));
     }
     Ok(())
 }

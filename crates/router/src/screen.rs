@@ -24,9 +24,9 @@
 //! longer than one window is also flagged when one of its sentences (or clauses, or lines)
 //! reads as a request among sentences that read as a document: its request logit (a lexical
 //! head over the sentence's text) exceeds the mean of the others' by the index's threshold. It
-//! decides the verdict (head `request`, piece `sentence`) when it flags and stands further past
-//! its threshold than the best piece does past the head's; the nearest patterns stay those of
-//! that best piece. It reads text only: no embedding, whatever the triage cleared.
+//! decides the verdict (head `request`, piece `sentence`) when it stands further past (or closer
+//! to) its threshold than the best piece does to the head's, as a family head does, flagged or
+//! not; the nearest patterns stay those of that best piece. It reads text only: no embedding, whatever the triage cleared.
 //!
 //! **Triage.** A piece stored without an embedding was cleared from its text alone by the
 //! triage of the index `memory add` used (its lexical logit was under the index's floor; see
@@ -78,7 +78,7 @@ pub struct ScreenEntry<'a> {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PieceVerdict {
     /// `whole` for the entry as a whole, `sentence` for the sentence the request contrast
-    /// flagged, else the piece's position among the pieces.
+    /// decided by, else the piece's position among the pieces.
     pub piece: String,
     /// Where it comes from: `whole`, `window`, `normalised`, `decoded` or `sentence`.
     pub origin: &'static str,
@@ -101,7 +101,7 @@ pub struct Verdict {
     pub rule: &'static str,
     /// Under the `head` rule, the head whose score decided: `main`, a family head's name
     /// (`jailbreak`) when it came closer to its threshold than the main head did, or `request`
-    /// when the request contrast flagged the entry and stood further past its threshold.
+    /// when the request contrast did (its margin the largest, flagged or not).
     pub head: Option<String>,
     /// The best piece's score under that rule: the deciding head's logit, or for the contrast
     /// rule `min(attack - injection threshold, attack - benign - margin)`. Flagged exactly
@@ -124,9 +124,16 @@ pub struct Verdict {
     /// `score`; absent without a lexical head.
     pub lexical_score: Option<f32>,
     /// The entry's request contrast (its most request-like sentence's request logit minus the
-    /// mean of the other sentences'), when the index has one, the entry is longer than one
-    /// window and its other sentences read as a document.
+    /// mean of the other sentences', less the index's overlap weight times `request_overlap`),
+    /// when the index has one, the entry is longer than one window and its other sentences read
+    /// as a document.
     pub request_contrast: Option<f32>,
+    /// The share of that sentence's character 4-grams found in the text around it
+    /// (`switchyard_untrusted::neighbourhood_overlap`; 0 when the index gives it no weight).
+    pub request_overlap: Option<f32>,
+    /// The byte span of the entry's most request-like sentence, when `request_contrast` is
+    /// given (whether or not it flagged the entry).
+    pub request_sentence: Option<(usize, usize)>,
     /// Best score of the deciding piece against an attack pattern.
     pub attack_score: f32,
     /// That pattern's text.
@@ -211,13 +218,22 @@ fn piece_text(text: &str, piece: &PieceRef<'_>, prepare: &PrepareConfig) -> Stri
     }
 }
 
+/// An entry's request contrast: its most request-like sentence, the contrast compared with the
+/// threshold (less the overlap term) and that sentence's overlap with the text around it.
+#[derive(Debug, Clone, Copy)]
+struct RequestContrast {
+    sentence: switchyard_untrusted::Window,
+    contrast: f32,
+    overlap: f32,
+}
+
 /// The request contrast of an entry longer than one window, compared sentence by sentence
-/// (`switchyard_untrusted::contrast_units`): the most request-like unit and the contrast.
+/// (`switchyard_untrusted::contrast_units`).
 fn request_contrast(
     r: &ScreenRequestMeta,
     text: &str,
     prepare: &PrepareConfig,
-) -> Option<(switchyard_untrusted::Window, f32)> {
+) -> Option<RequestContrast> {
     let units = switchyard_untrusted::contrast_units(text, prepare)?;
     let logit = |(_, t): &(switchyard_untrusted::Window, String)| {
         lexical_logit(&r.head.weights, r.head.bias, &switchyard_lexical::hashed_features(t))
@@ -229,7 +245,19 @@ fn request_contrast(
     } else {
         units.iter().map(logit).collect()
     };
-    ScreenRequestMeta::contrast(&logits).map(|(top, c)| (units[top].0, c))
+    let (top, c) = ScreenRequestMeta::contrast(&logits)?;
+    let sentence = units[top].0;
+    // An index before version 15 has no overlap weight: its threshold was chosen without it.
+    let overlap = if r.coherence_weight > 0.0 {
+        switchyard_untrusted::neighbourhood_overlap(
+            text,
+            sentence,
+            r.coherence_reach_bytes as usize,
+        )
+    } else {
+        0.0
+    };
+    Some(RequestContrast { sentence, contrast: r.coherent_contrast(c, overlap), overlap })
 }
 
 fn excerpt(text: &str, start: usize, end: usize) -> String {
@@ -402,14 +430,16 @@ impl Router {
                 None => "main".to_string(),
             });
             let contrast = request.and_then(|r| request_contrast(r, e.text, &prepare));
-            // The sentence the request contrast flagged, when it decides.
+            // The request contrast decides, as a family head does, when it stands further past
+            // (or closer to) its threshold than the best piece does under its own head: the
+            // verdict's margin is then the largest of the heads' margins, whose sign is the
+            // flag and whose order ranks entries (`eval injection`'s curves), flagged or not.
             let mut sentence = None;
-            if let (Some(r), Some((unit, c))) = (request, contrast)
-                && c >= r.threshold
-                && c - r.threshold > score - threshold
+            if let (Some(r), Some(c)) = (request, contrast)
+                && c.contrast - r.threshold > score - threshold
             {
-                sentence = Some(unit);
-                (score, threshold, lexical) = (c, r.threshold, None);
+                sentence = Some(c.sentence);
+                (score, threshold, lexical) = (c.contrast, r.threshold, None);
                 head_name = Some("request".into());
             }
             let (start, end, origin, piece) = match (sentence, k) {
@@ -440,7 +470,9 @@ impl Router {
                 pieces_embedded_now: embedded_here,
                 whole_entry_only: e.pieces.is_empty(),
                 lexical_score: lexical,
-                request_contrast: contrast.map(|(_, c)| c),
+                request_contrast: contrast.map(|c| c.contrast),
+                request_overlap: contrast.map(|c| c.overlap),
+                request_sentence: contrast.map(|c| (c.sentence.start, c.sentence.end)),
                 attack_score: a.0,
                 nearest_attack: if attacks.rows() > 0 {
                     self.index().row_text(SectionKind::Injections, a.1).to_string()

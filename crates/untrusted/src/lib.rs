@@ -15,9 +15,11 @@
 //! ```
 #![deny(missing_docs)]
 
+mod coherence;
 mod deobfuscate;
 mod window;
 
+pub use crate::coherence::neighbourhood_overlap;
 pub use crate::deobfuscate::{base64_payloads, normalise};
 pub use crate::window::{Window, WindowConfig, sentence_units, windows};
 

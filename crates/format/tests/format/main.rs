@@ -198,6 +198,8 @@ fn sample_request() -> ScreenRequestMeta {
         requests: 2,
         document_rows: 3,
         calibration_texts: 1,
+        coherence_weight: 4.0,
+        coherence_reach_bytes: 1000,
     }
 }
 
@@ -399,7 +401,7 @@ fn errors_are_distinct_and_verbatim() {
     b[8..12].copy_from_slice(&99u32.to_le_bytes());
     assert_eq!(
         open_err(&b),
-        "index <memory>: format version 99 is not supported (this build reads 1..=14); rebuild it with switchyard build-index"
+        "index <memory>: format version 99 is not supported (this build reads 1..=15); rebuild it with switchyard build-index"
     );
     let mut b = good.clone();
     b[28] ^= 1;

@@ -81,6 +81,9 @@ fn the_request_contrast_round_trips_only_beside_a_screen_head_and_a_bad_one_is_r
     let mut bad = sample_request();
     bad.oof_planted_recall = 1.5;
     assert!(refused(bad).contains("oof_planted_recall 1.5 is not between 0 and 1"));
+    let mut bad = sample_request();
+    bad.coherence_weight = -1.0;
+    assert!(refused(bad).contains("coherence_weight -1 is negative"));
     let mut w = IndexWriter::new(DIM, [0xab; 16]);
     w.screen_request(&sample_request()).unwrap();
     w.matrix(SectionKind::Tools, unit(1)).unwrap();
@@ -88,6 +91,18 @@ fn the_request_contrast_round_trips_only_beside_a_screen_head_and_a_bad_one_is_r
     w.meta(&sample_meta()).unwrap();
     let e = w.to_bytes().map(|_| ()).unwrap_err().to_string();
     assert!(e.contains("a request contrast was set without a screen section"), "{e}");
+}
+
+/// A version 14 index's request contrast reads, without the overlap weight it did not have.
+#[test]
+fn a_version_14_request_contrast_reads_with_no_overlap_weight() {
+    let path = format!("{}/../../tests/fixtures/index_v14.bin", env!("CARGO_MANIFEST_DIR"));
+    let index = Index::open(std::path::Path::new(&path), &OpenOptions::new()).unwrap();
+    let request = index.screen_request().expect("the version 14 fixture has a request contrast");
+    assert_eq!((request.coherence_weight, request.coherence_reach_bytes), (0.0, 0));
+    assert_eq!(request.coherent_contrast(3.0, 0.5), 3.0);
+    let current = sample_request();
+    assert_eq!(current.coherent_contrast(3.0, 0.5), 1.0);
 }
 
 #[test]
