@@ -1,6 +1,7 @@
 //! The request contrast: a request planted among a document's sentences is flagged, the
 //! verdict shows the contrast (less the overlap of the sentence with the text around it), and
 //! the verdict's margin is the largest of its heads' margins, flagged or not.
+#![allow(clippy::unwrap_used)]
 
 mod common;
 

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use switchyard_embed::{Embedder, ModelInfo};
 
 mod screening;
+#[allow(unused_imports)] // only the screening tests use them
 pub use screening::*;
 
 pub fn root() -> PathBuf {
