@@ -10,7 +10,9 @@ pub const ANALYZER_VERSION: u32 = 1;
 /// also joins a word's forms across the languages we serve (deploy, deployment, deployed).
 pub const STEM_PREFIX: usize = 6;
 
-fn is_cjk(c: char) -> bool {
+/// Whether `c` is of a CJK script (Han, kana, Hangul), where a character is about a word: the
+/// analyser and the screen's overlap measure read such runs as character pairs.
+pub fn is_cjk(c: char) -> bool {
     matches!(c as u32,
         0x3040..=0x30FF   // Hiragana, Katakana
         | 0x3400..=0x4DBF // CJK Extension A

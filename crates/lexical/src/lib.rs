@@ -29,7 +29,7 @@ mod hashed;
 pub mod question;
 mod triage;
 
-pub use crate::analyze::{ANALYZER_VERSION, STEM_PREFIX, analyze, fold};
+pub use crate::analyze::{ANALYZER_VERSION, STEM_PREFIX, analyze, fold, is_cjk};
 pub use crate::bm25::{Bm25Scorer, LexicalScores, build, build_with};
 pub use crate::hashed::{HASHED_BUCKETS, HASHED_FEATURES_VERSION, hashed_features, hashed_logit};
 pub use crate::question::{QUESTION_RULES_VERSION, is_question};

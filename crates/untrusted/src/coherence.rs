@@ -13,6 +13,7 @@
 
 use crate::Window;
 use std::collections::HashSet;
+use switchyard_lexical::is_cjk;
 
 /// Characters per gram outside CJK script.
 const GRAM: usize = 4;
@@ -41,15 +42,6 @@ fn floor_boundary(text: &str, at: usize) -> usize {
         at -= 1;
     }
     at
-}
-
-fn is_cjk(c: char) -> bool {
-    matches!(c as u32,
-        0x3040..=0x30FF   // Hiragana, Katakana
-        | 0x3400..=0x4DBF // CJK Extension A
-        | 0x4E00..=0x9FFF // CJK Unified Ideographs
-        | 0xAC00..=0xD7AF // Hangul syllables
-        | 0xF900..=0xFAFF) // CJK Compatibility Ideographs
 }
 
 /// The distinct grams of `text`: the character 4-grams inside its words (runs of letters and
