@@ -52,12 +52,14 @@ pub const MIN_REQUEST_ROWS: usize = 20;
 const MAX_PLANTED_BYTES: usize = 300;
 /// The bytes before and after a text's most request-like sentence its overlap is measured on
 /// (`switchyard_untrusted::neighbourhood_overlap`): a paragraph or two, the text a request
-/// that belongs there would be about. Not tuned: over whole texts the overlap of an unrelated
-/// sentence grows with the text's length (0.13 at 1,000 bytes, 0.48 at 12,000), so the reach
-/// is bounded, at the length of a short e-mail.
+/// that belongs there would be about. Over whole texts the overlap of an unrelated sentence
+/// grows with the text's length (0.13 at 1,000 bytes, 0.48 at 12,000), so the reach is
+/// bounded, at the length of a short e-mail. The prototype also tried 500 bytes on BIPIA's
+/// report half, with about the same figures (`benches/RESULTS.md`, session 32).
 const COHERENCE_REACH_BYTES: usize = 1000;
 /// The overlap weights the build chooses from (0: the contrast alone). A sentence's overlap
-/// is at most 1, so the largest lowers a contrast by at most 8 request-logit units.
+/// is at most 1, so the largest lowers a contrast by at most 8 request-logit units. The
+/// default training files choose the largest; larger ones were not tried.
 const COHERENCE_WEIGHTS: [f32; 7] = [0.0, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0];
 
 /// Documents and contact notes written for switchyard (never taken from an evaluation set):
