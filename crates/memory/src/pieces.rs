@@ -70,6 +70,13 @@ pub fn embed_for_screening(
         .zip(&wanted)
         .flat_map(|((t, _), w)| t.iter().zip(w).filter(|(_, w)| **w).map(|(t, _)| t.as_str()))
         .collect();
+    let pieces: usize = prepared.iter().map(|(t, _)| t.len() - 1).sum();
+    tracing::debug!(
+        entries = texts.len(),
+        pieces,
+        pieces_embedded = all.len() - texts.len(),
+        "embedding entries for screening"
+    );
     let mut vectors = Vec::with_capacity(all.len());
     for chunk in all.chunks(64) {
         vectors.extend(model.embed_batch(chunk)?);

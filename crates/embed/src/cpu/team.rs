@@ -175,6 +175,28 @@ pub(crate) fn share(n: usize, part: usize, parts: usize) -> std::ops::Range<usiz
     (n * part / parts)..(n * (part + 1) / parts)
 }
 
+/// The `part`-th of `parts` shares of jobs whose work differs, near-equal in work rather than
+/// in count: `cumulative[i]` is the work of jobs `0..i` (so it has one entry more than there are
+/// jobs, starting at 0, never decreasing). A share ends at the first job boundary where the
+/// work so far reaches its fraction of the total. Equal work gives [`share`]'s split.
+pub(crate) fn share_by_work(
+    cumulative: &[usize],
+    part: usize,
+    parts: usize,
+) -> std::ops::Range<usize> {
+    let n = cumulative.len().saturating_sub(1);
+    let total = cumulative.last().copied().unwrap_or(0);
+    // The first boundary whose work so far reaches `p / parts` of the total (`n` for the last).
+    let boundary = |p: usize| {
+        if p >= parts {
+            return n;
+        }
+        let goal = total * p;
+        cumulative.partition_point(|&c| c * parts < goal).min(n)
+    };
+    boundary(part)..boundary(part + 1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -188,6 +210,38 @@ mod tests {
                 assert_eq!(all, (0..n).collect::<Vec<_>>());
             }
         }
+    }
+
+    #[test]
+    fn shares_by_work_cover_the_range_once_and_balance_the_work() {
+        // Equal work splits as `share` does.
+        let equal: Vec<usize> = (0..=48).collect();
+        for parts in 1..5 {
+            for p in 0..parts {
+                assert_eq!(share_by_work(&equal, p, parts), share(48, p, parts));
+            }
+        }
+        // A batch of one 512-token text and one 60-token window, 12 heads each, shortest first
+        // (as the embedder orders a batch): a split by count gives one thread the whole long
+        // text; by work, each thread gets about half of it.
+        let work: Vec<usize> = [60usize; 12].iter().chain(&[512; 12]).map(|l| l * l + l).collect();
+        let cumulative: Vec<usize> = std::iter::once(0)
+            .chain(work.iter().scan(0, |s, w| Some(*s += w).map(|_| *s)))
+            .collect();
+        for parts in 1..5 {
+            let shares: Vec<_> = (0..parts).map(|p| share_by_work(&cumulative, p, parts)).collect();
+            let all: Vec<usize> = shares.iter().flat_map(|r| r.clone()).collect();
+            assert_eq!(all, (0..24).collect::<Vec<_>>());
+            let total: usize = work.iter().sum();
+            for r in &shares {
+                let mine: usize = work[r.clone()].iter().sum();
+                // Within one long job of an exact share.
+                assert!(mine.abs_diff(total / parts) <= 512 * 512 + 512, "{parts}: {r:?}");
+            }
+        }
+        // Nothing to share.
+        assert_eq!(share_by_work(&[0], 0, 2), 0..0);
+        assert_eq!(share_by_work(&[], 1, 2), 0..0);
     }
 
     #[test]
