@@ -225,9 +225,10 @@ mod tests {
         // (as the embedder orders a batch): a split by count gives one thread the whole long
         // text; by work, each thread gets about half of it.
         let work: Vec<usize> = [60usize; 12].iter().chain(&[512; 12]).map(|l| l * l + l).collect();
-        let cumulative: Vec<usize> = std::iter::once(0)
-            .chain(work.iter().scan(0, |s, w| Some(*s += w).map(|_| *s)))
-            .collect();
+        let mut cumulative = vec![0usize];
+        for w in &work {
+            cumulative.push(cumulative[cumulative.len() - 1] + w);
+        }
         for parts in 1..5 {
             let shares: Vec<_> = (0..parts).map(|p| share_by_work(&cumulative, p, parts)).collect();
             let all: Vec<usize> = shares.iter().flat_map(|r| r.clone()).collect();
