@@ -80,6 +80,10 @@ MODELS = {
         # Its token states, compared one by one with a catalog item's, add to the pooled vector
         # (benches/RESULTS.md, sessions 24, 25 and 27).
         "late_interaction": 0.8,
+        # A task whose best general topic (jokes, trivia, recipes, ...) beats every catalog row
+        # by this much raw cosine gets no tools (benches/RESULTS.md, session 34). MiniLM has no
+        # such check: it reads non-English tasks as off-topic.
+        "off_topic_margin": 0.02,
         "pooling": "mean",
         "max_tokens": 512,
         "license": "MIT",
@@ -166,6 +170,7 @@ def model_toml(name, spec):
         f"pooling = {toml_str(spec['pooling'])}",
         f"max_tokens = {spec['max_tokens']}",
         *([f"late_interaction = {spec['late_interaction']}"] if "late_interaction" in spec else []),
+        *([f"off_topic_margin = {spec['off_topic_margin']}"] if "off_topic_margin" in spec else []),
         f"license = {toml_str(spec['license'])}",
         'attribution = "ATTRIBUTION"',
         "",

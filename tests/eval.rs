@@ -33,6 +33,7 @@ fn cases(model: &str, floors: [f64; 4]) {
         manifests: root().join("manifests"),
         cases: root().join("manifests/cases.jsonl"),
         cache_dir: cache.path().to_path_buf(),
+        off_topic: None,
         fitted: None,
         adapter: None,
     };
@@ -103,6 +104,7 @@ fn a_cached_index_is_rebuilt_when_the_models_late_share_changes() {
         manifests: root().join("manifests"),
         cases,
         cache_dir: dir.path().join("cache"),
+        off_topic: None,
         fitted: None,
         adapter: None,
     };
@@ -318,6 +320,7 @@ fn bad_rows_are_refused_naming_file_line_and_field() {
             manifests: root().join("manifests"),
             cases: cases.clone(),
             cache_dir: dir.path().to_path_buf(),
+            off_topic: None,
             fitted: None,
             adapter: None,
         },

@@ -613,3 +613,54 @@ fn late_interaction_compares_the_task_with_each_item_token_by_token() {
     let index = switchyard_format::Index::open(&path, &Default::default()).unwrap();
     assert_eq!(index.late().map(|l| l.blend), Some(0.8), "MiniLM keeps token states too");
 }
+
+/// The off-topic check (e5-small): a task nearer to a general topic (jokes, trivia, recipes)
+/// than to any tool or skill card gets none, in five languages, while every one of the
+/// development catalog's 60 tasks keeps its tools. MiniLM, which reads non-English tasks as
+/// off-topic, has no such check.
+#[test]
+fn a_task_nearer_to_a_general_topic_than_to_any_card_gets_no_tool() {
+    let Some(model) = model_or_skip("e5-small") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = root().join("tests/catalogs/dev-warehouse");
+    let path = build(&catalog, model.as_ref(), dir.path(), "w.idx");
+    let router = RouterBuilder::new(&path).build(Arc::clone(&model)).unwrap();
+    let off_topic = [
+        "who won the football world cup in 2010",
+        "what's a good name for a golden retriever puppy",
+        "I can't sleep, any tips?",
+        "sugere um filme de comédia para hoje à noite",
+        "comment on dit merci en japonais",
+        "schreib mir ein kurzes Gedicht über den Winter",
+    ];
+    for task in off_topic {
+        let d = router.route(task, &RouteOptions::default()).unwrap();
+        let check = d.off_topic.clone().unwrap();
+        assert!(
+            check.closed && check.topic_score - check.best_item_score >= check.margin,
+            "{task}: {check:?}"
+        );
+        assert!(d.tools.is_empty() && d.skills.is_empty(), "{task}: {:?}", d.tools);
+        assert!(!d.tool_gate.unwrap().open, "{task}");
+        assert!(d.dropped.iter().any(|x| x.reason == DropReason::OffTopic), "{task}");
+    }
+    let tasks = std::fs::read_to_string(catalog.join("tasks.jsonl")).unwrap();
+    for line in tasks.lines() {
+        let task = serde_json::from_str::<serde_json::Value>(line).unwrap()["task"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let d = router.route(&task, &RouteOptions::default()).unwrap();
+        assert!(!d.off_topic.unwrap().closed, "{task}");
+        assert!(!d.tools.is_empty(), "{task}");
+    }
+    // Turned off, the same task gets tools again.
+    let open = RouterBuilder::new(&path).off_topic(false).build(Arc::clone(&model)).unwrap();
+    let d = open.route(off_topic[1], &RouteOptions::default()).unwrap();
+    assert!(d.off_topic.is_none() && !d.tools.is_empty(), "{:?}", d.tools);
+
+    let Some(minilm) = model_or_skip("minilm") else { return };
+    let path = build(&sre_catalog(), minilm.as_ref(), dir.path(), "sre.idx");
+    let index = switchyard_format::Index::open(&path, &Default::default()).unwrap();
+    assert!(index.off_topic().is_none());
+}

@@ -22,6 +22,7 @@ mod family;
 mod late;
 pub use crate::late::LATE_STATE_BUDGET;
 mod logistic;
+mod off_topic;
 mod query_shift;
 mod request;
 mod rows;
@@ -35,6 +36,7 @@ mod triage;
 mod vector_cache;
 
 pub use crate::cascade::{DEFAULT_MARGIN, DEFAULT_MIN_COVERAGE};
+pub use crate::off_topic::{COVERAGE_SLACK, GENERAL_TOPICS};
 pub use crate::query_shift::{ORDINARY_REQUESTS, QUERY_SHIFT_STRENGTH};
 pub use crate::rows::{TextKind, embed_all, embed_all_as, embed_mixed, row_kinds, row_texts};
 pub use crate::screen::{
@@ -389,6 +391,19 @@ pub fn build_bytes_with(
         off_topic: item_off_topic.as_deref().unwrap_or(&off_topic),
         shift: Some(&shift),
     });
+    // The topics live in the model's space: an index whose items are in an adapter's has none.
+    let general_topics = match adapter {
+        Some(_) => None,
+        None => {
+            // Each item's first row is its card.
+            let card = |m: &[f32], spans: &[(usize, usize)]| -> Vec<Vec<f32>> {
+                spans.iter().map(|&(first, _)| m[first * dim..(first + 1) * dim].to_vec()).collect()
+            };
+            let cards = [card(&matrices[0], &tool_spans_u), card(&matrices[1], &skill_spans_u)];
+            let cards: Vec<&[f32]> = cards.iter().flatten().map(Vec::as_slice).collect();
+            off_topic::section(embedder, &cards)?
+        }
+    };
     // The static space approximates the model's own vectors, not the adapter's: an index with
     // an adapter runs every task through the model, so no answer bypasses the adapter.
     let cascade = match adapter {
@@ -455,6 +470,9 @@ pub fn build_bytes_with(
     w.selection(&selection)?
         .query_shift(&shift)?
         .mode_questions(&selection::mode_questions(catalog))?;
+    if let Some(general_topics) = &general_topics {
+        w.off_topic(general_topics)?;
+    }
     if let Some(late) = late::section(embedder, catalog)? {
         w.late(&late)?;
     }
@@ -529,6 +547,13 @@ pub fn late_matches(existing: &Index, embedder: &dyn Embedder) -> bool {
     existing.late().is_none_or(|l| share > 0.0 && l.blend == share.min(1.0))
 }
 
+/// Whether `existing`'s off-topic section agrees with the model's margin: the same margin, or
+/// no section for a model without one (or an index with a query adapter, which never has one).
+pub fn off_topic_matches(existing: &Index, embedder: &dyn Embedder) -> bool {
+    let expected = embedder.info().off_topic_margin.filter(|_| existing.adapter().is_none());
+    existing.off_topic().map(|o| o.margin) == expected
+}
+
 /// Validates `manifests`, and unless `out` already holds an index of the same manifests and
 /// model (and `force` is off), embeds and writes it atomically.
 pub fn build_to_file(
@@ -564,6 +589,7 @@ pub fn build_to_file(
         && (screen.options.request_contrast || existing.screen_request().is_none())
         && existing.adapter().map(|a| a.id.clone()) == options.adapter.as_ref().map(|(_, a)| a.id())
         && late_matches(&existing, embedder)
+        && off_topic_matches(&existing, embedder)
     {
         return Ok(BuildOutcome::UpToDate { path: out.to_path_buf(), manifest_hash: hash });
     }

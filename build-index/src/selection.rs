@@ -36,8 +36,9 @@ use switchyard_manifest::Catalog;
 /// the same catalog and model, so cached and up-to-date checks rebuild. (7: the late section's
 /// budget grew from 32,768 tokens to 48 MiB of states, so large catalogs gain one. 8: MiniLM's
 /// share went from 0 to 0.5, and an index without a late section cannot say whether the share
-/// was 0 or the catalog over the budget, so every index rebuilds once.)
-pub const BUILDER_VERSION: u32 = 8;
+/// was 0 or the catalog over the budget, so every index rebuilds once. 9: the off-topic
+/// section.)
+pub const BUILDER_VERSION: u32 = 9;
 /// How many of each mode's examples ask a question (see `switchyard_lexical::question`), in
 /// the catalog's mode order.
 pub fn mode_questions(catalog: &Catalog) -> ModeQuestionsMeta {

@@ -80,6 +80,9 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
             "skill_tokens": l.skills.scales.len(),
             "both_sides": !l.tools.ids.is_empty(),
         })),
+        "off_topic": index.off_topic().map(|o| serde_json::json!({
+            "margin": o.margin, "topics": o.names, "covered": o.covered,
+        })),
         "adapter": index.adapter().map(|a| serde_json::json!({
             "id": a.id, "rank": a.rank, "trained_on": a.trained_on,
             "info": serde_json::from_str::<serde_json::Value>(&a.info_json).ok(),
@@ -198,6 +201,17 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
         None => println!(
             "late       none (a model without a late-interaction share, a catalog whose token states pass {} MiB, or built before format 11)",
             switchyard_build_index::LATE_STATE_BUDGET >> 20
+        ),
+    }
+    match index.off_topic() {
+        Some(o) => println!(
+            "off-topic  a task nearer to one of {} general topics than to every tools and skills row by {:.3} gets none; left out as served by the catalog: {}",
+            o.names.len(),
+            o.margin,
+            if o.covered.is_empty() { "none".to_string() } else { o.covered.join(", ") }
+        ),
+        None => println!(
+            "off-topic  none (a model without an off-topic margin, an index with a query adapter, or built before format 16)"
         ),
     }
     match index.selection() {

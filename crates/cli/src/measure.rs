@@ -128,6 +128,10 @@ pub struct CasesArgs {
     /// the default ones.
     #[arg(long)]
     pub fitted: Option<PathBuf>,
+    /// Tasks no tool of the catalog serves (JSONL: `task`, `lang`): the share that got no tool
+    /// is reported, per language.
+    #[arg(long, value_name = "FILE.jsonl")]
+    pub off_topic: Option<PathBuf>,
     /// Build the evaluated index with this query adapter (`switchyard train adapter`).
     #[arg(long, value_name = "FILE.swya")]
     pub adapter: Option<PathBuf>,
@@ -380,6 +384,7 @@ pub fn eval(a: EvalArgs) -> Result<()> {
                 cases: a.cases,
                 cache_dir: cache_dir(a.cache_dir),
                 fitted: a.fitted,
+                off_topic: a.off_topic,
                 adapter: read_adapter(a.adapter.as_deref())?,
             };
             let report = switchyard_eval::eval_cases(&cfg, model, &progress)?;
@@ -407,6 +412,19 @@ pub fn eval(a: EvalArgs) -> Result<()> {
                 .map(|(step, s)| format!("{step} {}/{}", s.right, s.cases))
                 .collect();
             println!("mode right / decided, by deciding step: {}", steps.join(", "));
+            if let Some(o) = &report.off_topic {
+                let langs: Vec<String> = o
+                    .per_lang
+                    .iter()
+                    .map(|(l, t)| format!("{l} {}/{}", t.given_no_tools, t.tasks))
+                    .collect();
+                println!(
+                    "off-topic tasks given no tool: {}/{} ({})",
+                    o.all.given_no_tools,
+                    o.all.tasks,
+                    langs.join(", ")
+                );
+            }
             for m in &report.misses {
                 println!(
                     "miss [{}] {:?}: tools {:?} skills {:?} mode {} (expected {})",

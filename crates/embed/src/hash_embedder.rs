@@ -25,6 +25,7 @@ impl HashEmbedder {
                 max_tokens: 512,
                 fingerprint,
                 late_interaction: 0.0,
+                off_topic_margin: None,
             },
         }
     }

@@ -52,6 +52,13 @@ pub struct ModelInfo {
     /// sessions 25 and 27).
     #[serde(default)]
     pub late_interaction: f32,
+    /// How far (raw cosine) a task's best general topic must beat its best catalog row for the
+    /// task to count as off-topic and get no tools or skills; `None`: the model has no such
+    /// check. A property of the model: e5-small's tasks in five languages stay nearer their
+    /// catalog than any general topic, while MiniLM reads non-English tasks as off-topic
+    /// (`benches/RESULTS.md`, session 34).
+    #[serde(default)]
+    pub off_topic_margin: Option<f32>,
 }
 
 /// The on-disk weight layout of a model folder.
@@ -119,6 +126,9 @@ pub struct ModelSpec {
     /// [`DEFAULT_LATE_INTERACTION`]. See [`ModelInfo::late_interaction`].
     #[serde(default)]
     pub late_interaction: Option<f32>,
+    /// The off-topic check's margin; absent: no check. See [`ModelInfo::off_topic_margin`].
+    #[serde(default)]
+    pub off_topic_margin: Option<f32>,
     /// SPDX licence of the weights.
     pub license: String,
     /// File holding the licence text and attribution.
@@ -228,6 +238,7 @@ impl ResolvedModel {
             max_tokens: self.spec.max_tokens,
             fingerprint: self.fingerprint(),
             late_interaction: self.spec.late_interaction.unwrap_or(DEFAULT_LATE_INTERACTION),
+            off_topic_margin: self.spec.off_topic_margin,
         }
     }
 }
@@ -381,6 +392,7 @@ fn plain_hf_folder(dir: &Path, name: &str) -> Result<ResolvedModel> {
             pooling,
             max_tokens: st_max.unwrap_or(max_pos).min(max_pos),
             late_interaction: None,
+            off_topic_margin: None,
             license: "unknown".into(),
             attribution: String::new(),
             source: Vec::new(),
@@ -494,6 +506,7 @@ tokenizer = { path = "tokenizer.json", sha256 = "00", bytes = 2 }
                 pooling: Pooling::Mean,
                 max_tokens: 16,
                 late_interaction: None,
+                off_topic_margin: None,
                 license: "MIT".into(),
                 attribution: String::new(),
                 source: Vec::new(),
@@ -531,5 +544,29 @@ tokenizer = { path = "tokenizer.json", sha256 = "00", bytes = 2 }
         let mut off = spec_with("", None);
         off.spec.late_interaction = Some(0.0);
         assert_eq!(off.info().late_interaction, 0.0, "0 turns it off");
+    }
+
+    #[test]
+    fn a_model_has_an_off_topic_check_only_when_model_toml_gives_its_margin() {
+        assert_eq!(spec_with("query: ", None).info().off_topic_margin, None);
+        let mut with = spec_with("query: ", None);
+        with.spec.off_topic_margin = Some(0.02);
+        assert_eq!(with.info().off_topic_margin, Some(0.02));
+        let text = r#"
+            name = "m"
+            display_name = "m"
+            format = "e5s1-q4"
+            dim = 8
+            pooling = "mean"
+            max_tokens = 16
+            off_topic_margin = 0.02
+            license = "MIT"
+            attribution = "A"
+            source = []
+            weights = { path = "w", sha256 = "00", bytes = 1 }
+            tokenizer = { path = "t", sha256 = "00", bytes = 1 }
+        "#;
+        let spec: ModelSpec = toml::from_str(text).unwrap();
+        assert_eq!(spec.off_topic_margin, Some(0.02));
     }
 }

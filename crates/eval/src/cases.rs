@@ -12,7 +12,7 @@ use std::time::Instant;
 use switchyard_embed::Embedder;
 use switchyard_manifest::Catalog;
 use switchyard_router::{
-    AnsweredBy, Decision, ModeSource, RouteOptions, RouterBuilder, Scratch, Selected,
+    AnsweredBy, Decision, ModeSource, RouteOptions, RouterBuilder, Scratch, Selected, SelectedBy,
 };
 
 /// One line of `cases.jsonl`.
@@ -44,8 +44,37 @@ pub struct CasesEval {
     pub cache_dir: PathBuf,
     /// An index of the same catalog fitted by `switchyard fit`, reported beside the default.
     pub fitted: Option<PathBuf>,
+    /// Tasks no tool of the catalog serves (`task`, `lang`), routed as deployed.
+    pub off_topic: Option<PathBuf>,
     /// A query adapter to build the index with (`switchyard train adapter`).
     pub adapter: Option<switchyard_adapter::Adapter>,
+}
+
+/// A task no tool of the catalog serves.
+#[derive(Debug, Clone, Deserialize)]
+pub struct OffTopicRow {
+    /// The task.
+    pub task: String,
+    /// Its language.
+    pub lang: String,
+}
+
+/// How many off-topic tasks got no tool.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct OffTopicTally {
+    /// Tasks.
+    pub tasks: usize,
+    /// Those given no tool beyond their mode's base tools (which every task of the mode gets).
+    pub given_no_tools: usize,
+}
+
+/// Off-topic tasks routed as deployed: all and per language.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct OffTopicReport {
+    /// Every task.
+    pub all: OffTopicTally,
+    /// Per language.
+    pub per_lang: BTreeMap<String, OffTopicTally>,
 }
 
 /// Sums over a group of cases.
@@ -128,6 +157,8 @@ pub struct CasesReport {
     /// `keyword`, `semantic`, `question` (the semantic step's question rule), `default`,
     /// `chitchat`. Shows which step a catalog's mode errors come from.
     pub mode_steps: BTreeMap<String, ModeStep>,
+    /// Off-topic tasks given no tool, when a file of them was given.
+    pub off_topic: Option<OffTopicReport>,
     /// Cases with any miss.
     pub misses: Vec<Miss>,
     /// Where the time went.
@@ -277,6 +308,10 @@ pub fn eval_cases(
         }
         None => None,
     };
+    let off_topic = match &cfg.off_topic {
+        Some(path) => Some(route_off_topic(&router, path, &mut scratch)?),
+        None => None,
+    };
     let route_ms = tr.elapsed().as_secs_f64() * 1e3;
 
     let (groups, misses) = tally(&cases, &decisions);
@@ -321,8 +356,28 @@ pub fn eval_cases(
         fitted,
         fitted_per_lang,
         mode_steps: steps,
+        off_topic,
         misses,
     })
+}
+
+/// Routes each off-topic task as deployed and counts those given no tool.
+fn route_off_topic(
+    router: &switchyard_router::Router,
+    path: &std::path::Path,
+    scratch: &mut Scratch,
+) -> Result<OffTopicReport> {
+    let rows: Vec<OffTopicRow> = jsonl::read_jsonl(path)?;
+    let mut report = OffTopicReport::default();
+    for row in &rows {
+        let d = router.route_with(&row.task, &RouteOptions::default(), scratch)?;
+        let none = d.tools.iter().all(|t| t.by == SelectedBy::Base) as usize;
+        for t in [&mut report.all, report.per_lang.entry(row.lang.clone()).or_default()] {
+            t.tasks += 1;
+            t.given_no_tools += none;
+        }
+    }
+    Ok(report)
 }
 
 /// Per-group tallies (`None` = all cases) and the misses of one set of decisions.

@@ -3,8 +3,8 @@ use crate::matrix::MatrixView;
 use crate::parse::{parse_header, parse_sections, verify_payloads};
 use crate::{
     AdapterMeta, CascadeMeta, FormatError, IndexMeta, LateIdsMeta, LateMeta, LexicalScreenMeta,
-    ModeQuestionsMeta, PromptsMeta, QueryShiftMeta, Result, ScreenFamiliesMeta, ScreenMeta,
-    ScreenRequestMeta, ScreenTriageMeta, SelectionMeta, ThinkingMeta,
+    ModeQuestionsMeta, OffTopicMeta, PromptsMeta, QueryShiftMeta, Result, ScreenFamiliesMeta,
+    ScreenMeta, ScreenRequestMeta, ScreenTriageMeta, SelectionMeta, ThinkingMeta,
 };
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -112,6 +112,7 @@ pub struct Index {
     late: Option<LateMeta>,
     prompts: Option<PromptsMeta>,
     screen_request: Option<ScreenRequestMeta>,
+    off_topic: Option<OffTopicMeta>,
 }
 
 impl std::fmt::Debug for Index {
@@ -188,6 +189,7 @@ impl Index {
         let prompts = decode_optional(optional(SectionKind::Prompts), PromptsMeta::decode)?;
         let screen_request =
             decode_optional(optional(SectionKind::ScreenRequest), ScreenRequestMeta::decode_any)?;
+        let off_topic = decode_optional(optional(SectionKind::OffTopic), OffTopicMeta::decode)?;
         let map = if let Storage::Mmap(map) = &storage { Some(map) } else { None };
         let late_decode = |section: &[u8]| crate::late_states::decode(section, map);
         let mut late = decode_optional(optional(SectionKind::Late), late_decode)?;
@@ -215,6 +217,7 @@ impl Index {
             late,
             prompts,
             screen_request,
+            off_topic,
         };
         index.check_strings()?;
         crate::section_checks::meta(&index)?;
@@ -229,6 +232,7 @@ impl Index {
         crate::section_checks::screen_request(&index)?;
         crate::section_checks::mode_questions(&index)?;
         crate::section_checks::late(&index)?;
+        crate::section_checks::off_topic(&index)?;
         Ok(index)
     }
 
@@ -321,6 +325,11 @@ impl Index {
     /// [`ScreenRequestMeta`]).
     pub fn screen_request(&self) -> Option<&ScreenRequestMeta> {
         self.screen_request.as_ref()
+    }
+
+    /// The off-topic check's general topics (version 16 on; see [`OffTopicMeta`]).
+    pub fn off_topic(&self) -> Option<&OffTopicMeta> {
+        self.off_topic.as_ref()
     }
 
     /// How many of each mode's examples ask a question, when the index has the count (version

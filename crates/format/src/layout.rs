@@ -3,7 +3,7 @@
 /// The first 8 bytes of every index.
 pub const MAGIC: [u8; 8] = *b"SWYDIDX\0";
 /// The version this build writes.
-pub const FORMAT_VERSION: u32 = 15;
+pub const FORMAT_VERSION: u32 = 16;
 /// The oldest version this build reads.
 pub const OLDEST_SUPPORTED_VERSION: u32 = 1;
 /// Every section starts on a multiple of this many bytes.
@@ -92,11 +92,14 @@ pub enum SectionKind {
     /// entry whose one window reads as a request among windows that read as a document
     /// (optional; version 14 on; only beside `Screen`).
     ScreenRequest,
+    /// bincode-encoded [`crate::OffTopicMeta`]: general topics a task may be nearer to than to
+    /// any of the catalog's items (optional; version 16 on; only beside `Selection`).
+    OffTopic,
 }
 
 impl SectionKind {
     /// Every kind in file order.
-    pub const ALL: [SectionKind; 24] = [
+    pub const ALL: [SectionKind; 25] = [
         SectionKind::Tools,
         SectionKind::Skills,
         SectionKind::Modes,
@@ -121,6 +124,7 @@ impl SectionKind {
         SectionKind::LateIds,
         SectionKind::Prompts,
         SectionKind::ScreenRequest,
+        SectionKind::OffTopic,
     ];
 
     /// The matrix kinds.
@@ -159,6 +163,7 @@ impl SectionKind {
             SectionKind::LateIds => 22,
             SectionKind::Prompts => 23,
             SectionKind::ScreenRequest => 24,
+            SectionKind::OffTopic => 25,
         }
     }
 
@@ -194,6 +199,7 @@ impl SectionKind {
             SectionKind::LateIds => "late_ids",
             SectionKind::Prompts => "prompts",
             SectionKind::ScreenRequest => "screen_request",
+            SectionKind::OffTopic => "off_topic",
         }
     }
 
@@ -215,7 +221,8 @@ impl SectionKind {
             | SectionKind::Late
             | SectionKind::LateIds
             | SectionKind::Prompts
-            | SectionKind::ScreenRequest => Dtype::U8,
+            | SectionKind::ScreenRequest
+            | SectionKind::OffTopic => Dtype::U8,
             SectionKind::StringOffsets => Dtype::U32,
             _ => Dtype::F32,
         }

@@ -310,6 +310,25 @@ bincode_codec!(CascadeMeta, "cascade metadata");
 bincode_codec!(SelectionMeta, "selection metadata");
 bincode_codec!(QueryShiftMeta, "query shift metadata");
 
+/// The off-topic check (the `off_topic` section, version 16 on, only beside a selection
+/// section): general topics no ordinary catalog serves (jokes, trivia, recipes, ...), embedded
+/// as catalog documents. A task whose best general topic beats its best tools or skills row by
+/// `margin` (raw cosines) is not about the catalog, and gets neither. Topics the catalog itself
+/// serves were left out at build time (`covered`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OffTopicMeta {
+    /// How far the best general topic must beat the catalog's best row to close selection.
+    pub margin: f32,
+    /// Name of each kept topic, in row order.
+    pub names: Vec<String>,
+    /// The kept topics' unit rows, `names.len() * dim` floats, row-major.
+    pub rows: Vec<f32>,
+    /// Topics left out because the catalog serves them.
+    pub covered: Vec<String>,
+}
+
+bincode_codec!(OffTopicMeta, "off-topic metadata");
+
 /// How one mode's examples are phrased: how many there are and how many ask a question.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ModeQuestionCount {

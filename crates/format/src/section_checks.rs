@@ -521,3 +521,26 @@ pub(crate) fn late(index: &Index) -> Result<()> {
     }
     Ok(())
 }
+
+pub(crate) fn off_topic(index: &Index) -> Result<()> {
+    let Some(off) = index.off_topic() else { return Ok(()) };
+    let bad = |message: String| FormatError::BadMeta {
+        path: index.path().to_path_buf(),
+        message: format!("off_topic: {message}"),
+    };
+    if index.selection().is_none() {
+        return Err(bad("present without a selection section".into()));
+    }
+    let dim = index.dim();
+    if off.rows.len() != off.names.len() * dim {
+        return Err(bad(format!(
+            "{} floats for {} topics of width {dim}",
+            off.rows.len(),
+            off.names.len()
+        )));
+    }
+    if off.rows.iter().chain([&off.margin]).any(|x| !x.is_finite()) {
+        return Err(bad("it holds a value that is not a finite number".into()));
+    }
+    Ok(())
+}

@@ -28,6 +28,7 @@ pub struct IndexWriter {
     mode_questions: Option<Vec<u8>>,
     prompts: Option<Vec<u8>>,
     screen_request: Option<Vec<u8>>,
+    off_topic: Option<Vec<u8>>,
     late: Option<Vec<u8>>,
     late_ids: Option<Vec<u8>>,
 }
@@ -53,6 +54,7 @@ impl IndexWriter {
             mode_questions: None,
             prompts: None,
             screen_request: None,
+            off_topic: None,
             late: None,
             late_ids: None,
         }
@@ -147,6 +149,9 @@ impl IndexWriter {
         if let Some(request) = index.screen_request() {
             w.screen_request(request)?;
         }
+        if let Some(off_topic) = index.off_topic() {
+            w.off_topic(off_topic)?;
+        }
         Ok(w)
     }
 
@@ -210,6 +215,12 @@ impl IndexWriter {
     /// Sets the screen's request contrast (written only beside a screen section).
     pub fn screen_request(&mut self, meta: &crate::ScreenRequestMeta) -> Result<&mut Self> {
         self.screen_request = Some(meta.encode()?);
+        Ok(self)
+    }
+
+    /// Sets the off-topic check's general topics (written only beside a selection section).
+    pub fn off_topic(&mut self, meta: &crate::OffTopicMeta) -> Result<&mut Self> {
+        self.off_topic = Some(meta.encode()?);
         Ok(self)
     }
 
@@ -366,6 +377,14 @@ impl IndexWriter {
                 ));
             }
             payloads.push((SectionKind::ScreenRequest, request.clone(), 0, 0, 0));
+        }
+        if let Some(off_topic) = &self.off_topic {
+            if self.selection.is_none() {
+                return Err(FormatError::InvalidInput(
+                    "an off-topic check was set without a selection section".into(),
+                ));
+            }
+            payloads.push((SectionKind::OffTopic, off_topic.clone(), 0, 0, 0));
         }
 
         let count = payloads.len();

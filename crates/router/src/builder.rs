@@ -58,6 +58,8 @@ pub(crate) struct RouterConfig {
     pub(crate) late_interaction: bool,
     /// Override of the index's late-interaction share, 0..=1.
     pub(crate) late_share: Option<f32>,
+    /// Whether the index's off-topic check may close selection.
+    pub(crate) off_topic: bool,
 }
 
 impl Default for RouterConfig {
@@ -88,6 +90,7 @@ impl Default for RouterConfig {
             question_modes: true,
             late_interaction: true,
             late_share: None,
+            off_topic: true,
         }
     }
 }
@@ -179,6 +182,10 @@ impl RouterBuilder {
     setter!(/// Overrides the index's late-interaction share of the dense score, 0..=1 (indexes
         /// with a `late` section only; `switchyard fit` learns it).
         late_share: Option<f32> => late_share);
+    setter!(/// Whether a task nearer to a general topic than to any tool or skill gets none (the
+        /// index's `off_topic` section, written by the builder since format version 16 for
+        /// models with an off-topic margin; default true, for comparisons).
+        off_topic: bool => off_topic);
 
     /// Opens the index, checks the model fingerprint and precomputes the per-item tables.
     pub fn build(&self, embedder: Arc<dyn Embedder>) -> Result<Router> {

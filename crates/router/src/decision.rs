@@ -50,6 +50,8 @@ pub enum DropReason {
     OverCap,
     /// The task is not about this catalog: no item opened the gate (see [`GateCheck`]).
     GateClosed,
+    /// The task is nearer to a general topic than to any tool or skill (see [`OffTopicCheck`]).
+    OffTopic,
 }
 
 /// How the decided mode constrains selection.
@@ -116,7 +118,8 @@ pub struct ToolEvidence {
 /// Whether a task is about the catalog at all, per item kind.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct GateCheck {
-    /// Whether the gate opened (items may be selected by score).
+    /// Whether the gate opened (items may be selected by score); false as well when the
+    /// off-topic check closed selection (see [`Decision::off_topic`]).
     pub open: bool,
     /// The best item's standard score among the task's items (how many standard deviations
     /// its cosine stands above the mean item's).
@@ -129,6 +132,23 @@ pub struct GateCheck {
     pub lexical_gate: f32,
     /// Weight of the lexical side in the fused score.
     pub lexical_weight: f32,
+}
+
+/// Whether the task is nearer to a general topic no catalog serves (jokes, trivia, recipes,
+/// ...) than to any of the catalog's tools and skills; when it is, by the index's margin, no
+/// tool or skill is selected. Raw cosines of the task's embedding.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OffTopicCheck {
+    /// Whether the check closed selection.
+    pub closed: bool,
+    /// The nearest general topic.
+    pub topic: String,
+    /// The task's cosine to it.
+    pub topic_score: f32,
+    /// The task's best cosine to any tools or skills row.
+    pub best_item_score: f32,
+    /// How far the topic must lead for the check to close selection.
+    pub margin: f32,
 }
 
 /// The two signals of a selected item and how they were combined.
@@ -287,6 +307,8 @@ pub struct Decision {
     pub tool_gate: Option<GateCheck>,
     /// The skills' gate (hybrid indexes).
     pub skill_gate: Option<GateCheck>,
+    /// The off-topic check, when the index has one and the model embedded the task.
+    pub off_topic: Option<OffTopicCheck>,
     /// Set when the model failed or ran over budget and deterministic signals answered.
     pub fallback_reason: Option<String>,
     /// Which signal answered: the model, the cascade's static table, keywords or rules.

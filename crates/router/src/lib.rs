@@ -30,8 +30,8 @@ pub use crate::analysis::{Complexity, Missing, TaskAnalysis, analyze_task};
 pub use crate::builder::RouterBuilder;
 pub use crate::decision::{
     AnsweredBy, AppliedThresholds, CascadeCheck, Decision, DropReason, Dropped, GateCheck, Metrics,
-    ModeFilter, ModeSource, QuestionRule, Selected, SelectedBy, SemanticCheck, Signals, Timings,
-    ToolEvidence,
+    ModeFilter, ModeSource, OffTopicCheck, QuestionRule, Selected, SelectedBy, SemanticCheck,
+    Signals, Timings, ToolEvidence,
 };
 pub use crate::error::{Result, RouteError};
 pub use crate::router::{RouteOptions, Router, Scratch};
@@ -50,6 +50,7 @@ pub mod kernels;
 pub mod keywords;
 mod late;
 mod mode;
+mod off_topic;
 mod router;
 mod screen;
 mod select;

@@ -315,6 +315,7 @@ impl Router {
                 thresholds,
                 tool_gate: None,
                 skill_gate: None,
+                off_topic: None,
                 fallback_reason: None,
                 answered_by: AnsweredBy::Rules,
                 cascade: None,
@@ -375,6 +376,12 @@ impl Router {
             _ => None,
         };
         let item_vector = adapted.as_deref().or(vector);
+        // Whether the task is about the catalog at all, against general topics (model space).
+        let off_topic = match (space, vector) {
+            (Space::Model, Some(e)) => self.off_topic_check(e, scratch),
+            _ => None,
+        };
+        let closed_off_topic = off_topic.as_ref().is_some_and(|c| c.closed);
         let terms = analyze(task);
         // Once per task: the decision reports it, and the mode step reads whether it is a question.
         let analysis = crate::analysis::analyze_task(task);
@@ -448,6 +455,7 @@ impl Router {
                     soft_mode,
                     override_min,
                     prescored,
+                    off_topic: closed_off_topic,
                 };
                 let hybrid = self.select_hybrid(
                     table,
@@ -508,6 +516,7 @@ impl Router {
             thresholds,
             tool_gate,
             skill_gate,
+            off_topic,
             fallback_reason,
             answered_by,
             cascade,

@@ -28,6 +28,8 @@ pub(crate) struct HybridInput<'a> {
     /// Whether `scratch` already holds this table's scores for this task
     /// ([`Router::score_hybrid`], run early when the tools inform the mode).
     pub prescored: bool,
+    /// The off-topic check closed selection: every item is dropped as `off_topic`.
+    pub off_topic: bool,
 }
 
 impl Router {
@@ -50,7 +52,8 @@ impl Router {
             self.score_hybrid(table, input.embedding, input.space, input.terms, scratch)?;
         }
         let n = items.len();
-        let gate = self.gate(table, fusion, scratch);
+        let mut gate = self.gate(table, fusion, scratch);
+        gate.open &= !input.off_topic;
         let open = gate.open;
         // Items with no rows at all score the lowest finite value (never NaN in comparisons).
         for z in scratch.z.iter_mut().filter(|z| !z.is_finite()) {
@@ -94,14 +97,15 @@ impl Router {
 
         // Each reason reports only the nearest few candidates: a 4,000-tool catalog would
         // otherwise list thousands of drops.
-        let mut reported = [0usize; 5];
+        let mut reported = [0usize; 6];
         let mut report = |reason: DropReason, i: usize, dropped: &mut Vec<Dropped>| {
             let slot = match reason {
                 DropReason::GateClosed => 0,
                 DropReason::BelowThreshold => 1,
                 DropReason::WrongMode => 2,
                 DropReason::OverMaxResults => 3,
-                _ => 4,
+                DropReason::OffTopic => 4,
+                _ => 5,
             };
             if reported[slot] < self.config.near_misses {
                 reported[slot] += 1;
@@ -116,6 +120,10 @@ impl Router {
         };
         let mut picked = 0;
         for i in ranked {
+            if input.off_topic {
+                report(DropReason::OffTopic, i, dropped);
+                continue;
+            }
             if !open {
                 report(DropReason::GateClosed, i, dropped);
                 continue;

@@ -251,6 +251,36 @@ fn an_index_opened_from_a_file_reads_the_late_states_in_place() {
 }
 
 #[test]
+fn the_off_topic_check_round_trips_only_beside_a_selection_with_one_row_per_topic() {
+    let index =
+        Index::from_bytes(&sample_writer().to_bytes().unwrap(), &OpenOptions::new()).unwrap();
+    assert_eq!(index.off_topic(), Some(&sample_off_topic()));
+    let refused = |off: OffTopicMeta| {
+        let mut w = sample_writer();
+        w.off_topic(&off).unwrap();
+        Index::from_bytes(&w.to_bytes().unwrap(), &OpenOptions::new()).unwrap_err().to_string()
+    };
+    let mut short = sample_off_topic();
+    short.names.push("poems".into());
+    let e = refused(short);
+    assert!(
+        e.contains(&format!("off_topic: {} floats for 3 topics of width {DIM}", 2 * DIM)),
+        "{e}"
+    );
+    let mut nan = sample_off_topic();
+    nan.margin = f32::NAN;
+    let e = refused(nan);
+    assert!(e.contains("off_topic: it holds a value that is not a finite number"), "{e}");
+    let mut w = IndexWriter::new(DIM, [0xab; 16]);
+    w.off_topic(&sample_off_topic()).unwrap();
+    w.matrix(SectionKind::Tools, unit(1)).unwrap();
+    w.strings(vec!["read a file".into()]);
+    w.meta(&sample_meta()).unwrap();
+    let e = w.to_bytes().map(|_| ()).unwrap_err().to_string();
+    assert!(e.contains("an off-topic check was set without a selection section"), "{e}");
+}
+
+#[test]
 fn the_query_shift_round_trips_only_beside_a_selection_with_one_value_per_row() {
     let index =
         Index::from_bytes(&sample_writer().to_bytes().unwrap(), &OpenOptions::new()).unwrap();

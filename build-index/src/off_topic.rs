@@ -1,0 +1,113 @@
+//! The `off_topic` section: general topics no ordinary catalog serves, which a task may be
+//! nearer to than to any of the catalog's tools and skills.
+//!
+//! The gate of the selection section asks how far the best item stands out among the catalog's
+//! items; on a catalog without examples that almost never closes (every off-topic task written
+//! for the development catalog got five tools). This check asks another question: is the task
+//! nearer to a general topic (jokes, trivia, recipes, ...) than to anything in the catalog?
+//!
+//! - **Topics** ([`GENERAL_TOPICS`]) are written as cards, a name and a one-line description,
+//!   and embedded as catalog documents like the tools' cards, so a task's cosine to a topic and
+//!   to a tool are on one scale.
+//! - **Topics the catalog serves are left out**: a topic's card, embedded as a request, that is
+//!   nearer to one of the catalog's cards than to every other topic (less [`COVERAGE_SLACK`])
+//!   is something the catalog does (a recipe catalog keeps its recipe requests). Cards only:
+//!   an example is embedded as a request, and two requests stand nearer each other than a
+//!   request and a card whatever they ask, so examples would cover topics they do not serve.
+//! - **The margin** is the model's ([`switchyard_embed::ModelInfo::off_topic_margin`]): a task
+//!   is off-topic when its best topic beats its best tools or skills row by it.
+//!
+//! An index built with a query adapter has no such section: its tools and skills rows live in
+//! the adapter's space, the topics in the model's.
+
+use crate::Result;
+use crate::rows::{TextKind, embed_all_as};
+use switchyard_embed::Embedder;
+use switchyard_format::{OffTopicMeta, dot};
+
+/// General topics, as cards: what people ask an assistant that a tool catalog does not do.
+/// Written for switchyard before any result on them (session 34), in English: the cards are
+/// compared with tasks in any language by a multilingual model.
+pub const GENERAL_TOPICS: &[&str] = &[
+    "general knowledge: Answer trivia questions about history, geography, science and famous people.",
+    "jokes: Tell a joke or a funny story.",
+    "poems and songs: Write a poem, song lyrics or a short story.",
+    "recipes: Suggest what to cook and explain a recipe step by step.",
+    "health and wellbeing: General advice on diet, sleep, exercise and feeling better.",
+    "relationships: Advice about friends, family, dating and breakups.",
+    "word meanings: Explain what a word or an expression means and where it comes from.",
+    "translation: Translate a sentence or a phrase into another language.",
+    "homework help: Explain a school subject or solve a maths exercise.",
+    "science explained: Explain how nature works: animals, plants, space, the weather and the human body.",
+    "recommendations: Recommend books, films, series, music or games.",
+    "sports: Results, players and rules of football, tennis and other sports.",
+    "celebrities and pop culture: News and gossip about actors, singers and influencers.",
+    "philosophy: Talk about the meaning of life, ethics and big questions.",
+    "dreams and horoscopes: Interpret dreams, zodiac signs and horoscopes.",
+    "pets: Care for dogs, cats and other pets; choose a name for a pet.",
+    "gifts and parties: Ideas for presents, birthdays, weddings, speeches and toasts.",
+    "travel ideas: Holiday destinations, sights to see and what to pack.",
+    "gardening: How to grow plants, flowers and vegetables at home.",
+    "language learning: Grammar, vocabulary and tips to learn a foreign language.",
+    "small talk: Chat, greetings and how are you.",
+    "personal writing: Help write a personal letter, a birthday card or a social media post.",
+    "history: Events, wars, kings and empires of the past.",
+    "geography: Countries, capitals, mountains, rivers and populations.",
+    "fitness: Workouts, running plans and stretching.",
+    "fun facts: Interesting and surprising facts about anything.",
+    "riddles and games: Riddles, puzzles, quizzes and word games.",
+    "life advice: Motivation, habits, stress, career choices and decisions.",
+    "cars and home: Everyday tips for the car, cleaning and repairs at home.",
+    "religion and mythology: Gods, myths, legends and beliefs.",
+];
+
+/// How much nearer than every other topic a catalog row may come to a topic's request before
+/// the topic counts as served by the catalog (raw cosine). Slightly positive: a topic the
+/// catalog nearly serves is left out too, since closing a real request costs more than
+/// offering tools to an unrelated one.
+pub const COVERAGE_SLACK: f32 = 0.01;
+
+/// A topic card's name: the text before its colon.
+fn topic_name(card: &str) -> &str {
+    card.split_once(':').map_or(card, |(name, _)| name)
+}
+
+/// The section for a catalog whose tools and skills cards are `cards` (unit rows in the
+/// model's space), or `None` when the model has no margin.
+pub(crate) fn section(embedder: &dyn Embedder, cards: &[&[f32]]) -> Result<Option<OffTopicMeta>> {
+    let Some(margin) = embedder.info().off_topic_margin else { return Ok(None) };
+    let topics: Vec<String> = GENERAL_TOPICS.iter().map(|s| s.to_string()).collect();
+    let docs = embed_all_as(embedder, &topics, TextKind::Document, None)?;
+    let requests = embed_all_as(embedder, &topics, TextKind::Query, None)?;
+    let best_card = |v: &[f32]| cards.iter().map(|c| dot(v, c)).fold(f32::NEG_INFINITY, f32::max);
+    let (mut names, mut rows, mut covered) = (Vec::new(), Vec::new(), Vec::new());
+    for (i, card) in GENERAL_TOPICS.iter().enumerate() {
+        let other_topics = docs
+            .iter()
+            .enumerate()
+            .filter(|&(j, _)| j != i)
+            .map(|(_, d)| dot(&requests[i], d))
+            .fold(f32::NEG_INFINITY, f32::max);
+        if best_card(&requests[i]) > other_topics - COVERAGE_SLACK {
+            covered.push(topic_name(card).to_string());
+        } else {
+            names.push(topic_name(card).to_string());
+            rows.extend_from_slice(&docs[i]);
+        }
+    }
+    Ok(Some(OffTopicMeta { margin, names, rows, covered }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_topic_has_a_name_and_a_description() {
+        for card in GENERAL_TOPICS {
+            let (name, description) = card.split_once(": ").expect(card);
+            assert!(!name.is_empty() && description.ends_with('.'), "{card}");
+            assert_eq!(topic_name(card), name);
+        }
+    }
+}
