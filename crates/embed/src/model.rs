@@ -466,27 +466,32 @@ mod tests {
         assert!(err.contains("short name (minilm, e5-small)"), "{err}");
     }
 
-    #[test]
-    fn size_mismatch_is_refused_with_advice() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("w.bin"), b"12345").unwrap();
-        std::fs::write(dir.path().join("tokenizer.json"), b"{}").unwrap();
-        std::fs::write(
-            dir.path().join("model.toml"),
+    /// A `model.toml` of a model in `w.bin` (4 bytes) and `tokenizer.json` (2), with `extra`
+    /// lines before its licence.
+    fn model_toml(extra: &str) -> String {
+        format!(
             r#"name = "x"
 display_name = "x"
 format = "e5s1-q4"
 dim = 8
 pooling = "mean"
 max_tokens = 16
+{extra}
 license = "MIT"
 attribution = "LICENSE"
 source = []
-weights = { path = "w.bin", sha256 = "00", bytes = 4 }
-tokenizer = { path = "tokenizer.json", sha256 = "00", bytes = 2 }
-"#,
+weights = {{ path = "w.bin", sha256 = "00", bytes = 4 }}
+tokenizer = {{ path = "tokenizer.json", sha256 = "00", bytes = 2 }}
+"#
         )
-        .unwrap();
+    }
+
+    #[test]
+    fn size_mismatch_is_refused_with_advice() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("w.bin"), b"12345").unwrap();
+        std::fs::write(dir.path().join("tokenizer.json"), b"{}").unwrap();
+        std::fs::write(dir.path().join("model.toml"), model_toml("")).unwrap();
         let err = from_dir(dir.path()).unwrap_err().to_string();
         assert!(err.contains("w.bin") && err.contains("provision.py"), "{err}");
     }
@@ -552,21 +557,8 @@ tokenizer = { path = "tokenizer.json", sha256 = "00", bytes = 2 }
         let mut with = spec_with("query: ", None);
         with.spec.off_topic_margin = Some(0.02);
         assert_eq!(with.info().off_topic_margin, Some(0.02));
-        let text = r#"
-            name = "m"
-            display_name = "m"
-            format = "e5s1-q4"
-            dim = 8
-            pooling = "mean"
-            max_tokens = 16
-            off_topic_margin = 0.02
-            license = "MIT"
-            attribution = "A"
-            source = []
-            weights = { path = "w", sha256 = "00", bytes = 1 }
-            tokenizer = { path = "t", sha256 = "00", bytes = 1 }
-        "#;
-        let spec: ModelSpec = toml::from_str(text).unwrap();
+        let text = model_toml("off_topic_margin = 0.02");
+        let spec: ModelSpec = toml::from_str(&text).unwrap();
         assert_eq!(spec.off_topic_margin, Some(0.02));
     }
 }
