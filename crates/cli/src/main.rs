@@ -77,8 +77,25 @@ enum Command {
     Train(train::TrainArgs),
 }
 
+/// A command that prints ends quietly when the reader of its output goes away
+/// (`switchyard inspect FILE | head`), as `cat` and `rg` do, instead of panicking in
+/// `println!`. Rust ignores SIGPIPE by default, so a write to a closed pipe is an error; the
+/// servers keep that, since one client hanging up must not end them.
+#[cfg(unix)]
+fn end_quietly_when_the_reader_goes_away() {
+    // SAFETY: called first in `main`, before any thread is spawned; restoring a signal's
+    // default disposition has no other precondition.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    #[cfg(unix)]
+    if !matches!(cli.command, Command::Serve(_) | Command::Mcp(_)) {
+        end_quietly_when_the_reader_goes_away();
+    }
     if let Some(level) = cli.log {
         // stderr: stdout carries the command's output (and the MCP protocol).
         tracing_subscriber::fmt()

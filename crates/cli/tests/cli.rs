@@ -498,3 +498,28 @@ fn models_prepare_of_a_model_that_is_not_provisioned_names_it_and_fails() {
     assert!(out.contains("no-such-model"), "{out}");
     assert!(stderr(&o).contains("missing or damaged"), "{}", stderr(&o));
 }
+
+/// `switchyard inspect FILE | true`: the reader is gone before the first line, and the command
+/// ends quietly (killed by SIGPIPE, as `cat` is), not with a panic on stderr.
+#[cfg(unix)]
+#[test]
+fn a_command_whose_reader_goes_away_ends_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    let fixture = format!(
+        "{}/../../tests/fixtures/index_v{}.bin",
+        env!("CARGO_MANIFEST_DIR"),
+        switchyard::format::FORMAT_VERSION
+    );
+    let mut child = Command::new(env!("CARGO_BIN_EXE_switchyard"))
+        .args(["inspect", &fixture])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Closing the only read end: every write the command makes goes to a pipe nobody reads.
+    drop(child.stdout.take());
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(o.status.signal(), Some(libc::SIGPIPE), "{:?}: {err}", o.status);
+}
