@@ -352,3 +352,24 @@ fn task_analysis_agrees_with_the_labels_it_was_not_developed_on() {
         assert_eq!(report.per_lang.len(), 5, "{file}: five languages");
     }
 }
+
+/// A bad `--off-topic` file is refused naming the file, the line and the field, before any
+/// index is built.
+#[test]
+fn a_bad_off_topic_file_is_refused_before_any_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let off_topic = dir.path().join("offtopic.jsonl");
+    write(&off_topic, "{\"task\": \"tell me a joke\", \"lang\": \"en\"}\n{\"lang\": \"fr\"}\n");
+    let cfg = CasesEval {
+        manifests: root().join("tests/catalogs/dev-warehouse"),
+        cases: root().join("tests/catalogs/dev-warehouse/tasks.jsonl"),
+        cache_dir: dir.path().join("cache"),
+        off_topic: Some(off_topic.clone()),
+        fitted: None,
+        adapter: None,
+    };
+    let model = Arc::new(switchyard_embed::HashEmbedder::new(32));
+    let e = switchyard_eval::eval_cases(&cfg, model, &no_progress).unwrap_err().to_string();
+    assert!(e.contains("offtopic.jsonl") && e.contains('2') && e.contains("task"), "{e}");
+    assert!(!dir.path().join("cache/indexes").exists(), "no index was built");
+}

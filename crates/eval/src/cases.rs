@@ -256,6 +256,9 @@ pub fn eval_cases(
         Catalog::load(&cfg.manifests).map_err(switchyard_build_index::BuildError::from)?;
     let cases: Vec<CaseRow> = jsonl::read_jsonl(&cfg.cases)?;
     validate(&cases, &catalog, &cfg.cases)?;
+    // Read before any work, so a bad file is refused before the index is built.
+    let off_topic_rows: Option<Vec<OffTopicRow>> =
+        cfg.off_topic.as_deref().map(jsonl::read_jsonl).transpose()?;
     let index = cache::cached_index(
         &catalog,
         embedder.as_ref(),
@@ -308,8 +311,8 @@ pub fn eval_cases(
         }
         None => None,
     };
-    let off_topic = match &cfg.off_topic {
-        Some(path) => Some(route_off_topic(&router, path, &mut scratch)?),
+    let off_topic = match &off_topic_rows {
+        Some(rows) => Some(route_off_topic(&router, rows, &mut scratch)?),
         None => None,
     };
     let route_ms = tr.elapsed().as_secs_f64() * 1e3;
@@ -364,12 +367,11 @@ pub fn eval_cases(
 /// Routes each off-topic task as deployed and counts those given no tool.
 fn route_off_topic(
     router: &switchyard_router::Router,
-    path: &std::path::Path,
+    rows: &[OffTopicRow],
     scratch: &mut Scratch,
 ) -> Result<OffTopicReport> {
-    let rows: Vec<OffTopicRow> = jsonl::read_jsonl(path)?;
     let mut report = OffTopicReport::default();
-    for row in &rows {
+    for row in rows {
         let d = router.route_with(&row.task, &RouteOptions::default(), scratch)?;
         let none = d.tools.iter().all(|t| t.by == SelectedBy::Base) as usize;
         for t in [&mut report.all, report.per_lang.entry(row.lang.clone()).or_default()] {
