@@ -205,7 +205,7 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
     }
     match index.off_topic() {
         Some(o) => println!(
-            "off-topic  a task nearer to one of {} general topics than to every tools and skills row by {:.3} gets none; left out as served by the catalog: {}",
+            "off-topic  a task nearer to one of {} general topics than to every tool and skill card by {:.3} gets none; left out as served by the catalog: {}",
             o.names.len(),
             o.margin,
             if o.covered.is_empty() { "none".to_string() } else { o.covered.join(", ") }

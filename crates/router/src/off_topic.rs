@@ -10,20 +10,27 @@
 
 use crate::decision::OffTopicCheck;
 use crate::kernels;
-use crate::router::{ItemTable, Router, Scratch};
+use crate::router::{Router, Scratch};
 use switchyard_format::{SectionKind, dot};
 
 impl Router {
-    /// The check for a task's model embedding, or `None` when the index has no `off_topic`
-    /// section (older indexes, models without a margin, indexes with a query adapter) or the
-    /// router was told not to run it.
+    /// Whether routes in the model's space run the check: the index has an `off_topic`
+    /// section (not older indexes, models without a margin, indexes with a query adapter) and
+    /// the router was not told to skip it or to rank everything.
+    pub(crate) fn off_topic_applies(&self) -> bool {
+        self.index.off_topic().is_some() && self.config.off_topic && !self.config.rank_all
+    }
+
+    /// The check for a task's model embedding. The tools must have just been scored by
+    /// [`Router::score_hybrid`], which leaves their best card in `scratch.best_card` (a large
+    /// catalog's rows are read once per route); the skills, a few rows, are scored here.
+    /// `None` when the check does not apply or the catalog has no tools or skills.
     pub(crate) fn off_topic_check(
         &self,
         embedding: &[f32],
         scratch: &mut Scratch,
     ) -> Option<OffTopicCheck> {
-        let off =
-            self.index.off_topic().filter(|_| self.config.off_topic && !self.config.rank_all)?;
+        let off = self.index.off_topic().filter(|_| self.off_topic_applies())?;
         let dim = self.index.dim();
         let (topic, topic_score) =
             off.rows.chunks_exact(dim).enumerate().map(|(i, row)| (i, dot(embedding, row))).fold(
@@ -31,19 +38,13 @@ impl Router {
                 |best, (i, s)| if s > best.1 { (Some(i), s) } else { best },
             );
         let topic = topic?;
-        let mut item_score = f32::NEG_INFINITY;
-        for (kind, table) in
-            [(SectionKind::Tools, &self.tools), (SectionKind::Skills, &self.skills)]
-        {
-            kernels::scores_into(&self.index.matrix(kind), embedding, &mut scratch.row_scores);
-            item_score = scratch
-                .row_scores
-                .iter()
-                .enumerate()
-                .filter(|&(row, _)| is_card(table, row))
-                .map(|(_, &s)| s)
-                .fold(item_score, f32::max);
-        }
+        let tools_best = scratch.best_card;
+        kernels::scores_into(
+            &self.index.matrix(SectionKind::Skills),
+            embedding,
+            &mut scratch.row_scores,
+        );
+        let item_score = tools_best.max(best_card(&self.skills.row_owner, &scratch.row_scores));
         // No tools or skills at all: nothing to close.
         if !item_score.is_finite() {
             return None;
@@ -58,7 +59,27 @@ impl Router {
     }
 }
 
-/// Whether `row` is its item's card: an item's rows are contiguous, its card first.
-fn is_card(table: &ItemTable, row: usize) -> bool {
-    row == 0 || table.row_owner[row] != table.row_owner[row - 1]
+/// The best score among the items' cards, given one score per row and each row's item
+/// (`NEG_INFINITY` without rows). An item's rows are contiguous, its card first.
+pub(crate) fn best_card(row_owner: &[u32], row_scores: &[f32]) -> f32 {
+    row_scores
+        .iter()
+        .enumerate()
+        .filter(|&(row, _)| row == 0 || row_owner[row] != row_owner[row - 1])
+        .map(|(_, &s)| s)
+        .fold(f32::NEG_INFINITY, f32::max)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::best_card;
+
+    #[test]
+    fn only_each_items_first_row_counts_as_its_card() {
+        // Item 0: card 0.2, example 0.9; item 1: card 0.5; item 2: card 0.1, examples 0.8, 0.7.
+        let owner = [0, 0, 1, 2, 2, 2];
+        let scores = [0.2, 0.9, 0.5, 0.1, 0.8, 0.7];
+        assert_eq!(best_card(&owner, &scores), 0.5);
+        assert_eq!(best_card(&[], &[]), f32::NEG_INFINITY);
+    }
 }

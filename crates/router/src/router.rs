@@ -73,6 +73,10 @@ pub struct Scratch {
     /// late score is computed; and the items in order, to find them.
     pub(crate) late_only: Vec<bool>,
     pub(crate) late_order: Vec<u32>,
+    /// The best raw cosine (before the query shift) of an item's card among the rows
+    /// [`Router::score_hybrid`] scored last, for the off-topic check; written only when the
+    /// index has an `off_topic` section.
+    pub(crate) best_card: f32,
 }
 
 /// A task's embedding as the cache keeps it: the vector, and its token states when the index
@@ -376,28 +380,36 @@ impl Router {
             _ => None,
         };
         let item_vector = adapted.as_deref().or(vector);
-        // Whether the task is about the catalog at all, against general topics (model space).
-        let off_topic = match (space, vector) {
-            (Space::Model, Some(e)) => self.off_topic_check(e, scratch),
-            _ => None,
-        };
-        let closed_off_topic = off_topic.as_ref().is_some_and(|c| c.closed);
         let terms = analyze(task);
         // Once per task: the decision reports it, and the mode step reads whether it is a question.
         let analysis = crate::analysis::analyze_task(task);
+        // The tools' scores do not depend on the mode: computed once, before the mode step,
+        // whenever the off-topic check or the mode step reads them; selection reuses them.
+        let mut tools_prescored = false;
+        // Whether the task is about the catalog at all, against general topics (model space;
+        // an index with an adapter has no `off_topic` section, so `vector` is the items' too).
+        let off_topic = match (space, vector, item_vector) {
+            (Space::Model, Some(e), Some(iv)) if self.off_topic_applies() => {
+                tools_prescored =
+                    self.score_hybrid(&self.tools, iv, space, &terms, scratch).is_some();
+                tools_prescored.then(|| self.off_topic_check(e, scratch)).flatten()
+            }
+            _ => None,
+        };
+        let closed_off_topic = off_topic.as_ref().is_some_and(|c| c.closed);
 
         let tm = Instant::now();
         let hint = self.hint_mode(options);
-        let mut tools_prescored = false;
         let semantic = match (&explicit, &hint, &keyword, vector) {
             (None, None, None, Some(e)) => {
-                // The tools' scores do not depend on the mode: computed once here, they also
-                // tell which mode the task's best tools belong to.
+                // The tools' scores also tell which mode the task's best tools belong to.
                 let agreement = self.index.selection().is_some() && self.tool_agreement;
                 // Only tools that are clearly about the task (their gate opens) may vote.
                 let evidence = item_vector.filter(|_| agreement).and_then(|iv| {
-                    self.score_hybrid(&self.tools, iv, space, &terms, scratch)?;
-                    tools_prescored = true;
+                    if !tools_prescored {
+                        self.score_hybrid(&self.tools, iv, space, &terms, scratch)?;
+                        tools_prescored = true;
+                    }
                     let fusion = &self.index.selection()?.tools;
                     self.gate(&self.tools, fusion, scratch)
                         .open

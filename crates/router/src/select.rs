@@ -178,6 +178,11 @@ impl Router {
         // Dense: each item's best row.
         let matrix = self.matrix_of(table.kind, space);
         kernels::scores_into(&matrix, embedding, &mut scratch.row_scores);
+        // The off-topic check compares raw card cosines: read here, so it needs no pass of its
+        // own over a large catalog's rows.
+        if space == Space::Model && self.index.off_topic().is_some() {
+            scratch.best_card = crate::off_topic::best_card(&table.row_owner, &scratch.row_scores);
+        }
         // What any request scores against a row is not evidence for this task (the static
         // space has its own rows and no shift).
         if let (Space::Model, true, Some(shift)) =
