@@ -259,6 +259,7 @@ fn fit_learns_from_cases_cross_validated_and_writes_a_copy() {
     let cfg = switchyard_eval::FitConfig {
         index: path.clone(),
         cases: root().join("manifests/cases.jsonl"),
+        off_topic: None,
         out: out.clone(),
         folds: 5,
     };
@@ -325,11 +326,20 @@ fn bad_fit_and_fusion_settings_are_refused_with_the_fix() {
             format!("router config: late_share: {shown} is not a weight in 0..=1")
         );
     }
+    let e = RouterBuilder::new(&path)
+        .off_topic_margin(Some(f32::NAN))
+        .build(Arc::new(HashEmbedder::new(384)))
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "router config: off_topic_margin: NaN is not a difference of two cosines, in -2..=2"
+    );
 
-    let fit = |index: PathBuf, folds: usize| {
+    let fit_with = |index: PathBuf, folds: usize, off_topic: Option<PathBuf>| {
         let cfg = switchyard_eval::FitConfig {
             index,
             cases: root().join("manifests/cases.jsonl"),
+            off_topic,
             out: dir.path().join("fitted.idx"),
             folds,
         };
@@ -337,7 +347,16 @@ fn bad_fit_and_fusion_settings_are_refused_with_the_fix() {
             .unwrap_err()
             .to_string()
     };
+    let fit = |index: PathBuf, folds: usize| fit_with(index, folds, None);
     assert_eq!(fit(path.clone(), 1), "--folds: use at least 2 folds");
+    // An unrelated task without its text is named by file and line.
+    write(
+        dir.path(),
+        "off.jsonl",
+        "{\"task\": \"tell me a joke\", \"lang\": \"en\"}\n{\"lang\": \"en\"}\n",
+    );
+    let e = fit_with(path.clone(), 5, Some(dir.path().join("off.jsonl")));
+    assert!(e.contains("off.jsonl:2") && e.contains("missing field `task`"), "{e}");
     // A version 2 index has no selection section to fit.
     let old = root().join("tests/fixtures/index_v2.bin");
     let e = fit(old, 5);
@@ -599,7 +618,13 @@ fn late_interaction_compares_the_task_with_each_item_token_by_token() {
     let rows = std::fs::read_to_string(root().join("manifests/cases.jsonl")).unwrap();
     std::fs::write(&cases, rows.lines().take(24).collect::<Vec<_>>().join("\n")).unwrap();
     let out = dir.path().join("fitted.idx");
-    let cfg = switchyard_eval::FitConfig { index: path.clone(), cases, out: out.clone(), folds: 2 };
+    let cfg = switchyard_eval::FitConfig {
+        index: path.clone(),
+        cases,
+        off_topic: None,
+        out: out.clone(),
+        folds: 2,
+    };
     let r = switchyard_eval::fit(&cfg, model, &switchyard_eval::no_progress).unwrap();
     assert_eq!(r.before.late_share, Some(0.8));
     let share = r.after.late_share.expect("an index with a late section fits its share");
@@ -612,55 +637,4 @@ fn late_interaction_compares_the_task_with_each_item_token_by_token() {
     let path = build(&default_catalog(), minilm.as_ref(), dir.path(), "minilm.idx");
     let index = switchyard_format::Index::open(&path, &Default::default()).unwrap();
     assert_eq!(index.late().map(|l| l.blend), Some(0.8), "MiniLM keeps token states too");
-}
-
-/// The off-topic check (e5-small): a task nearer to a general topic (jokes, trivia, recipes)
-/// than to any tool or skill card gets none, in five languages, while every one of the
-/// development catalog's 60 tasks keeps its tools. MiniLM, which reads non-English tasks as
-/// off-topic, has no such check.
-#[test]
-fn a_task_nearer_to_a_general_topic_than_to_any_card_gets_no_tool() {
-    let Some(model) = model_or_skip("e5-small") else { return };
-    let dir = tempfile::tempdir().unwrap();
-    let catalog = root().join("tests/catalogs/dev-warehouse");
-    let path = build(&catalog, model.as_ref(), dir.path(), "w.idx");
-    let router = RouterBuilder::new(&path).build(Arc::clone(&model)).unwrap();
-    let off_topic = [
-        "who won the football world cup in 2010",
-        "what's a good name for a golden retriever puppy",
-        "I can't sleep, any tips?",
-        "sugere um filme de comédia para hoje à noite",
-        "comment on dit merci en japonais",
-        "schreib mir ein kurzes Gedicht über den Winter",
-    ];
-    for task in off_topic {
-        let d = router.route(task, &RouteOptions::default()).unwrap();
-        let check = d.off_topic.clone().unwrap();
-        assert!(
-            check.closed && check.topic_score - check.best_item_score >= check.margin,
-            "{task}: {check:?}"
-        );
-        assert!(d.tools.is_empty() && d.skills.is_empty(), "{task}: {:?}", d.tools);
-        assert!(!d.tool_gate.unwrap().open, "{task}");
-        assert!(d.dropped.iter().any(|x| x.reason == DropReason::OffTopic), "{task}");
-    }
-    let tasks = std::fs::read_to_string(catalog.join("tasks.jsonl")).unwrap();
-    for line in tasks.lines() {
-        let task = serde_json::from_str::<serde_json::Value>(line).unwrap()["task"]
-            .as_str()
-            .unwrap()
-            .to_string();
-        let d = router.route(&task, &RouteOptions::default()).unwrap();
-        assert!(!d.off_topic.unwrap().closed, "{task}");
-        assert!(!d.tools.is_empty(), "{task}");
-    }
-    // Turned off, the same task gets tools again.
-    let open = RouterBuilder::new(&path).off_topic(false).build(Arc::clone(&model)).unwrap();
-    let d = open.route(off_topic[1], &RouteOptions::default()).unwrap();
-    assert!(d.off_topic.is_none() && !d.tools.is_empty(), "{:?}", d.tools);
-
-    let Some(minilm) = model_or_skip("minilm") else { return };
-    let path = build(&sre_catalog(), minilm.as_ref(), dir.path(), "sre.idx");
-    let index = switchyard_format::Index::open(&path, &Default::default()).unwrap();
-    assert!(index.off_topic().is_none());
 }

@@ -240,6 +240,10 @@ pub struct FitArgs {
     /// marks a task that needs no tool.
     #[arg(long)]
     pub cases: PathBuf,
+    /// Tasks no tool of the catalog serves (JSONL: `task`, `lang`): they teach the off-topic
+    /// margin (indexes with an off-topic check) and are reported as given a tool or not
+    #[arg(long, value_name = "FILE.jsonl")]
+    pub off_topic: Option<PathBuf>,
     /// Where to write the fitted index [default: update --index in place, atomically].
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -262,6 +266,7 @@ pub fn fit(a: FitArgs) -> Result<()> {
         out: a.out.clone().unwrap_or_else(|| a.index.clone()),
         index: a.index,
         cases: a.cases,
+        off_topic: a.off_topic,
         folds: a.folds,
     };
     let report = switchyard_eval::fit(&cfg, model, &progress)?;
@@ -288,6 +293,9 @@ pub fn fit(a: FitArgs) -> Result<()> {
         margin(report.before.mode_margin),
         margin(report.after.mode_margin)
     );
+    if let (Some(b), Some(a)) = (report.before.off_topic_margin, report.after.off_topic_margin) {
+        println!("{:<24}{:>12.4}{:>12.4}", "off-topic margin", b, a);
+    }
     println!();
     println!(
         "held-out ({} folds, {} cases){:>9}{:>12}",
@@ -299,6 +307,9 @@ pub fn fit(a: FitArgs) -> Result<()> {
     println!("{:<24}{:>12.4}{:>12.4}", "mode accuracy", b.mode_accuracy, f.mode_accuracy);
     if let (Some(x), Some(y)) = (b.no_tool_selected_rate, f.no_tool_selected_rate) {
         println!("{:<24}{:>12.4}{:>12.4}", "no-tool tasks with tools", x, y);
+    }
+    if let (Some(x), Some(y)) = (b.real_closed_off_topic_rate, f.real_closed_off_topic_rate) {
+        println!("{:<24}{:>12.4}{:>12.4}", "real tasks off-topic", x, y);
     }
     println!("wrote {}", report.out.display());
     Ok(())

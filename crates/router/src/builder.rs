@@ -60,6 +60,8 @@ pub(crate) struct RouterConfig {
     pub(crate) late_share: Option<f32>,
     /// Whether the index's off-topic check may close selection.
     pub(crate) off_topic: bool,
+    /// Override of the index's off-topic margin (cosine difference).
+    pub(crate) off_topic_margin: Option<f32>,
 }
 
 impl Default for RouterConfig {
@@ -91,6 +93,7 @@ impl Default for RouterConfig {
             late_interaction: true,
             late_share: None,
             off_topic: true,
+            off_topic_margin: None,
         }
     }
 }
@@ -186,6 +189,10 @@ impl RouterBuilder {
         /// index's `off_topic` section, written by the builder since format version 16 for
         /// models with an off-topic margin; default true, for comparisons).
         off_topic: bool => off_topic);
+    setter!(/// Overrides the index's off-topic margin: how far the task's best general topic
+        /// must beat its best tool or skill card (a cosine difference in -2..=2; indexes with
+        /// an `off_topic` section only; `switchyard fit` learns it).
+        off_topic_margin: Option<f32> => off_topic_margin);
 
     /// Opens the index, checks the model fingerprint and precomputes the per-item tables.
     pub fn build(&self, embedder: Arc<dyn Embedder>) -> Result<Router> {
@@ -238,6 +245,14 @@ impl RouterBuilder {
                     message: format!("{w} is not a weight in 0..=1"),
                 });
             }
+        }
+        if let Some(m) = c.off_topic_margin
+            && !(-2.0..=2.0).contains(&m)
+        {
+            return Err(RouteError::Config {
+                field: "off_topic_margin",
+                message: format!("{m} is not a difference of two cosines, in -2..=2"),
+            });
         }
         let info = embedder.info();
         if index.header().fingerprint != info.fingerprint.0 || index.dim() != info.dim {

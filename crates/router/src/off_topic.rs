@@ -49,12 +49,13 @@ impl Router {
         if !item_score.is_finite() {
             return None;
         }
+        let margin = self.config.off_topic_margin.unwrap_or(off.margin);
         Some(OffTopicCheck {
-            closed: topic_score - item_score >= off.margin,
+            closed: topic_score - item_score >= margin,
             topic: off.names[topic].clone(),
             topic_score,
             best_item_score: item_score,
-            margin: off.margin,
+            margin,
         })
     }
 }

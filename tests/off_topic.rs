@@ -1,0 +1,127 @@
+//! Unrelated tasks get no tool (issue 18, item 4): the off-topic check of e5-small indexes,
+//! general topics against the catalog's cards, and `fit` learning its margin from a catalog's
+//! own unrelated tasks.
+#![allow(clippy::unwrap_used)] // test helpers: a panic is the failure report
+
+mod common;
+
+use common::*;
+use std::path::PathBuf;
+use std::sync::Arc;
+use switchyard_router::{DropReason, RouteOptions, RouterBuilder, SelectedBy};
+
+/// The off-topic check (e5-small): a task nearer to a general topic (jokes, trivia, recipes)
+/// than to any tool or skill card gets none, in five languages, while every one of the
+/// development catalog's 60 tasks keeps its tools. MiniLM, which reads non-English tasks as
+/// off-topic, has no such check.
+#[test]
+fn a_task_nearer_to_a_general_topic_than_to_any_card_gets_no_tool() {
+    let Some(model) = model_or_skip("e5-small") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = root().join("tests/catalogs/dev-warehouse");
+    let path = warehouse_index(&model);
+    let router = RouterBuilder::new(&path).build(Arc::clone(&model)).unwrap();
+    let off_topic = [
+        "who won the football world cup in 2010",
+        "what's a good name for a golden retriever puppy",
+        "I can't sleep, any tips?",
+        "sugere um filme de comédia para hoje à noite",
+        "comment on dit merci en japonais",
+        "schreib mir ein kurzes Gedicht über den Winter",
+    ];
+    for task in off_topic {
+        let d = router.route(task, &RouteOptions::default()).unwrap();
+        let check = d.off_topic.clone().unwrap();
+        assert!(
+            check.closed && check.topic_score - check.best_item_score >= check.margin,
+            "{task}: {check:?}"
+        );
+        assert!(d.tools.is_empty() && d.skills.is_empty(), "{task}: {:?}", d.tools);
+        assert!(!d.tool_gate.unwrap().open, "{task}");
+        assert!(d.dropped.iter().any(|x| x.reason == DropReason::OffTopic), "{task}");
+    }
+    let tasks = std::fs::read_to_string(catalog.join("tasks.jsonl")).unwrap();
+    for line in tasks.lines() {
+        let task = serde_json::from_str::<serde_json::Value>(line).unwrap()["task"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let d = router.route(&task, &RouteOptions::default()).unwrap();
+        assert!(!d.off_topic.unwrap().closed, "{task}");
+        assert!(!d.tools.is_empty(), "{task}");
+    }
+    // Turned off, the same task gets tools again.
+    let open = RouterBuilder::new(&path).off_topic(false).build(Arc::clone(&model)).unwrap();
+    let d = open.route(off_topic[1], &RouteOptions::default()).unwrap();
+    assert!(d.off_topic.is_none() && !d.tools.is_empty(), "{:?}", d.tools);
+    // A margin the lead never reaches keeps it open too.
+    let wide = RouterBuilder::new(&path).off_topic_margin(Some(2.0)).build(Arc::clone(&model));
+    let d = wide.unwrap().route(off_topic[1], &RouteOptions::default()).unwrap();
+    assert!(!d.off_topic.unwrap().closed && !d.tools.is_empty(), "{:?}", d.tools);
+
+    let Some(minilm) = model_or_skip("minilm") else { return };
+    let path = build(&sre_catalog(), minilm.as_ref(), dir.path(), "sre.idx");
+    let index = switchyard_format::Index::open(&path, &Default::default()).unwrap();
+    assert!(index.off_topic().is_none());
+}
+
+/// The development warehouse catalog built with e5-small once for the tests that need it (the
+/// build takes about 15 s).
+fn warehouse_index(model: &Arc<dyn switchyard_embed::Embedder>) -> PathBuf {
+    static BUILT: std::sync::OnceLock<(tempfile::TempDir, PathBuf)> = std::sync::OnceLock::new();
+    let (_, path) = BUILT.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let catalog = root().join("tests/catalogs/dev-warehouse");
+        let path = build(&catalog, model.as_ref(), dir.path(), "w.idx");
+        (dir, path)
+    });
+    path.clone()
+}
+
+#[test]
+fn fit_lowers_the_off_topic_margin_when_unrelated_tasks_stay_open_and_keeps_real_tasks_open() {
+    let Some(model) = model_or_skip("e5-small") else { return };
+    let catalog = root().join("tests/catalogs/dev-warehouse");
+    let path = warehouse_index(&model);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("fitted.idx");
+    let cfg = switchyard_eval::FitConfig {
+        index: path.clone(),
+        cases: catalog.join("tasks.jsonl"),
+        off_topic: Some(catalog.join("offtopic.jsonl")),
+        out: out.clone(),
+        folds: 2,
+    };
+    let r = switchyard_eval::fit(&cfg, Arc::clone(&model), &switchyard_eval::no_progress).unwrap();
+    let shipped = switchyard_format::Index::open(&path, &Default::default())
+        .unwrap()
+        .off_topic()
+        .unwrap()
+        .margin;
+    assert_eq!(r.before.off_topic_margin, Some(shipped));
+    let fitted_margin = r.after.off_topic_margin.unwrap();
+    assert!(fitted_margin < shipped, "{:?}", r.after);
+    let copy = switchyard_format::Index::open(&out, &Default::default()).unwrap();
+    assert_eq!(copy.off_topic().unwrap().margin, fitted_margin);
+    drop(copy);
+
+    // More of the unrelated tasks get no tool, and every real task stays open.
+    let given_none = |router: &switchyard_router::Router| {
+        let text = std::fs::read_to_string(catalog.join("offtopic.jsonl")).unwrap();
+        text.lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .map(|row| router.route(row["task"].as_str().unwrap(), &RouteOptions::default()))
+            .filter(|d| d.as_ref().unwrap().tools.iter().all(|t| t.by == SelectedBy::Base))
+            .count()
+    };
+    let before = RouterBuilder::new(&path).build(Arc::clone(&model)).unwrap();
+    let after = RouterBuilder::new(&out).build(Arc::clone(&model)).unwrap();
+    assert!(given_none(&after) > given_none(&before));
+    let tasks = std::fs::read_to_string(catalog.join("tasks.jsonl")).unwrap();
+    for line in tasks.lines() {
+        let row: serde_json::Value = serde_json::from_str(line).unwrap();
+        let d = after.route(row["task"].as_str().unwrap(), &RouteOptions::default()).unwrap();
+        assert!(!d.off_topic.unwrap().closed, "{}", row["task"]);
+    }
+    assert_eq!(r.cross_validated_after.real_closed_off_topic_rate, Some(0.0));
+}
