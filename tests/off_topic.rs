@@ -99,6 +99,8 @@ fn fit_lowers_the_off_topic_margin_when_unrelated_tasks_stay_open_and_keeps_real
         .unwrap()
         .margin;
     assert_eq!(r.before.off_topic_margin, Some(shipped));
+    let kept = r.groups.iter().find(|g| g.group == switchyard_eval::FitGroup::OffTopicMargin);
+    assert!(kept.unwrap().kept, "{r:?}");
     let fitted_margin = r.after.off_topic_margin.unwrap();
     assert!(fitted_margin < shipped, "{:?}", r.after);
     let copy = switchyard_format::Index::open(&out, &Default::default()).unwrap();

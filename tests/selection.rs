@@ -10,6 +10,7 @@ use common::*;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use switchyard_embed::HashEmbedder;
+use switchyard_eval::FitGroup;
 use switchyard_router::{
     DropReason, ModeFilter, ModeSource, RouteOptions, RouterBuilder, SelectedBy,
 };
@@ -275,6 +276,29 @@ fn fit_learns_from_cases_cross_validated_and_writes_a_copy() {
     assert_eq!(sel.mode.semantic_margin, r.after.mode_margin);
     assert_eq!(r.before.late_share, Some(0.8), "MiniLM's index keeps token states");
     assert!(r.after.late_share.is_some_and(|s| (0.0..=1.0).contains(&s)), "{:?}", r.after);
+    // A group is written only when the held-out folds kept it; the others keep the index's.
+    assert_eq!(r.groups.len(), 4);
+    for g in &r.groups {
+        let (b, p, a) = (&r.before, &r.proposed, &r.after);
+        let written_as = |before_eq: bool, proposed_eq: bool| {
+            if g.kept { proposed_eq } else { before_eq }
+        };
+        let ok = match g.group {
+            FitGroup::Fusion => written_as(
+                (b.lexical_weight, b.late_share) == (a.lexical_weight, a.late_share),
+                (p.lexical_weight, p.late_share) == (a.lexical_weight, a.late_share),
+            ),
+            FitGroup::Gate => written_as(b.gate_z == a.gate_z, p.gate_z == a.gate_z),
+            FitGroup::ModeMargin => {
+                written_as(b.mode_margin == a.mode_margin, p.mode_margin == a.mode_margin)
+            }
+            FitGroup::OffTopicMargin => written_as(
+                b.off_topic_margin == a.off_topic_margin,
+                p.off_topic_margin == a.off_topic_margin,
+            ),
+        };
+        assert!(ok, "{g:?}: {r:?}");
+    }
     drop(fitted);
     let router = RouterBuilder::new(&out).build(model).unwrap();
     assert!(

@@ -275,42 +275,57 @@ pub fn fit(a: FitArgs) -> Result<()> {
         return print_json(&report);
     }
     let margin = |m: Option<f32>| m.map_or("off".to_string(), |m| format!("{m:.4}"));
-    println!("{:<24}{:>12}{:>12}", "setting", "before", "fitted");
-    println!(
-        "{:<24}{:>12.2}{:>12.2}",
-        "lexical weight", report.before.lexical_weight, report.after.lexical_weight
-    );
-    if let (Some(b), Some(a)) = (report.before.late_share, report.after.late_share) {
-        println!("{:<24}{:>12.2}{:>12.2}", "late share", b, a);
+    let (b, p, w) = (&report.before, &report.proposed, &report.after);
+    println!("{:<24}{:>12}{:>12}{:>12}", "setting", "before", "fitted", "written");
+    let row = |name: &str, b: String, p: String, w: String| {
+        println!("{name:<24}{b:>12}{p:>12}{w:>12}");
+    };
+    let f2 = |v: f32| format!("{v:.2}");
+    row("lexical weight", f2(b.lexical_weight), f2(p.lexical_weight), f2(w.lexical_weight));
+    if let (Some(x), Some(y), Some(z)) = (b.late_share, p.late_share, w.late_share) {
+        row("late share", f2(x), f2(y), f2(z));
     }
-    println!(
-        "{:<24}{:>12.3}{:>12.3}",
-        "tool gate (peak z)", report.before.gate_z, report.after.gate_z
-    );
-    println!(
-        "{:<24}{:>12}{:>12}",
-        "mode margin",
-        margin(report.before.mode_margin),
-        margin(report.after.mode_margin)
-    );
-    if let (Some(b), Some(a)) = (report.before.off_topic_margin, report.after.off_topic_margin) {
-        println!("{:<24}{:>12.4}{:>12.4}", "off-topic margin", b, a);
+    let f3 = |v: f32| format!("{v:.3}");
+    row("tool gate (peak z)", f3(b.gate_z), f3(p.gate_z), f3(w.gate_z));
+    row("mode margin", margin(b.mode_margin), margin(p.mode_margin), margin(w.mode_margin));
+    if b.off_topic_margin.is_some() {
+        let (x, y, z) = (b.off_topic_margin, p.off_topic_margin, w.off_topic_margin);
+        row("off-topic margin", margin(x), margin(y), margin(z));
     }
     println!();
     println!(
-        "held-out ({} folds, {} cases){:>9}{:>12}",
-        report.folds, report.cross_validated_before.cases, "before", "fitted"
+        "held-out ({} folds, {} cases): each group fitted on the other folds, the rest as the index has it",
+        report.folds, report.cross_validated_before.cases
     );
-    let (b, f) = (&report.cross_validated_before, &report.cross_validated_after);
-    println!("{:<24}{:>12.4}{:>12.4}", "tool recall@3", b.tool_recall_at_3, f.tool_recall_at_3);
-    println!("{:<24}{:>12.4}{:>12.4}", "skill recall@3", b.skill_recall_at_3, f.skill_recall_at_3);
-    println!("{:<24}{:>12.4}{:>12.4}", "mode accuracy", b.mode_accuracy, f.mode_accuracy);
-    if let (Some(x), Some(y)) = (b.no_tool_selected_rate, f.no_tool_selected_rate) {
-        println!("{:<24}{:>12.4}{:>12.4}", "no-tool tasks with tools", x, y);
+    println!(
+        "{:<22}{:>10}{:>10}{:>10}{:>12}{:>12}  kept",
+        "", "tool r@3", "skill r@3", "mode", "unrelated+", "real shut"
+    );
+    let opt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.4}"));
+    let line = |name: &str, m: &switchyard_eval::FitMetrics, kept: &str| {
+        println!(
+            "{name:<22}{:>10.4}{:>10.4}{:>10.4}{:>12}{:>12}  {kept}",
+            m.tool_recall_at_3,
+            m.skill_recall_at_3,
+            m.mode_accuracy,
+            opt(m.no_tool_selected_rate),
+            opt(m.real_closed_off_topic_rate)
+        );
+    };
+    line("the index's settings", &report.cross_validated_before, "");
+    for g in &report.groups {
+        let name = match g.group {
+            switchyard_eval::FitGroup::Fusion => "fusion weights",
+            switchyard_eval::FitGroup::Gate => "tool gate",
+            switchyard_eval::FitGroup::ModeMargin => "mode margin",
+            switchyard_eval::FitGroup::OffTopicMargin => "off-topic margin",
+        };
+        line(name, &g.cross_validated, if g.kept { "yes" } else { "no" });
     }
-    if let (Some(x), Some(y)) = (b.real_closed_off_topic_rate, f.real_closed_off_topic_rate) {
-        println!("{:<24}{:>12.4}{:>12.4}", "real tasks off-topic", x, y);
-    }
+    line("written (kept groups)", &report.cross_validated_after, "");
+    println!(
+        "unrelated+: unrelated tasks given a tool; real shut: real tasks the off-topic check closed"
+    );
     println!("wrote {}", report.out.display());
     Ok(())
 }

@@ -25,6 +25,7 @@
 //! shows no gain there. The written settings are then fitted on all cases.
 
 use crate::cases::CaseRow;
+use crate::fit_groups::{FitGroup, GROUPS, GroupReport};
 use crate::metrics::round4;
 use crate::{EvalError, Progress, Result, embedding, jsonl};
 use serde::Serialize;
@@ -75,7 +76,7 @@ pub struct FitParams {
 }
 
 /// Metrics of one setting over some cases.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct FitMetrics {
     /// Cases measured.
     pub cases: usize,
@@ -103,12 +104,17 @@ pub struct FitReport {
     pub out: PathBuf,
     /// The index's settings before.
     pub before: FitParams,
-    /// The fitted settings (on all cases), written to `out`.
+    /// The settings fitted on all cases, before the held-out check.
+    pub proposed: FitParams,
+    /// The settings written to `out`: the proposed ones of the groups the held-out folds kept,
+    /// the index's for the others.
     pub after: FitParams,
     /// Held-out metrics with the index's settings.
     pub cross_validated_before: FitMetrics,
-    /// Held-out metrics with settings fitted on the other folds.
+    /// Held-out metrics with the kept groups fitted on the other folds.
     pub cross_validated_after: FitMetrics,
+    /// Each group's held-out metrics and whether it was kept.
+    pub groups: Vec<GroupReport>,
     /// Folds used.
     pub folds: usize,
 }
@@ -414,9 +420,11 @@ pub fn fit(
         off_topic_margin: index.off_topic().map(|o| o.margin),
     };
 
-    // Held-out metrics, fold by fold, merged by weighting each fold by its cases.
+    // Held-out metrics, fold by fold, merged by weighting each fold by its cases: the index's
+    // settings, then each group fitted on the other folds alone.
     let mut held_before: Vec<(FitMetrics, usize)> = Vec::new();
-    let mut held_after: Vec<(FitMetrics, usize)> = Vec::new();
+    let mut held_group: Vec<Vec<(FitMetrics, usize)>> = vec![Vec::new(); GROUPS.len()];
+    let mut per_fold: Vec<(FitParams, Vec<&Case<'_>>)> = Vec::new();
     for f in 0..cfg.folds {
         let train: Vec<&Case<'_>> =
             cases.iter().enumerate().filter(|(i, _)| i % cfg.folds != f).map(|(_, c)| c).collect();
@@ -424,10 +432,36 @@ pub fn fit(
             cases.iter().enumerate().filter(|(i, _)| i % cfg.folds == f).map(|(_, c)| c).collect();
         let fitted = fitter.fit(&before, &train)?;
         held_before.push((fitter.metrics(&before, &test)?, test.len()));
-        held_after.push((fitter.metrics(&fitted, &test)?, test.len()));
+        for (g, group) in GROUPS.iter().enumerate() {
+            let p = group.apply(&before, &fitted);
+            let m =
+                if p == before { held_before[f].0.clone() } else { fitter.metrics(&p, &test)? };
+            held_group[g].push((m, test.len()));
+        }
+        per_fold.push((fitted, test));
         progress("cross-validate", f + 1, cfg.folds);
     }
-    let after = fitter.fit(&before, &cases.iter().collect::<Vec<_>>())?;
+    let cross_validated_before = merge(&held_before);
+    let groups: Vec<GroupReport> = GROUPS
+        .iter()
+        .zip(&held_group)
+        .map(|(&group, held)| {
+            let cross_validated = merge(held);
+            let kept = group.helps(&cross_validated_before, &cross_validated);
+            GroupReport { group, cross_validated, kept }
+        })
+        .collect();
+    let keep = |start: &FitParams, fitted: &FitParams| {
+        groups.iter().filter(|g| g.kept).fold(*start, |p, g| g.group.apply(&p, fitted))
+    };
+    // The kept groups together, on the same folds.
+    let mut held_after: Vec<(FitMetrics, usize)> = Vec::new();
+    for (fitted, test) in &per_fold {
+        held_after.push((fitter.metrics(&keep(&before, fitted), test)?, test.len()));
+    }
+    let proposed = fitter.fit(&before, &cases.iter().collect::<Vec<_>>())?;
+    let after = keep(&before, &proposed);
+    let mode_kept = groups.iter().any(|g| g.group == FitGroup::ModeMargin && g.kept);
 
     let mut fitted = selection;
     fitted.tools.gate_z = after.gate_z;
@@ -435,14 +469,16 @@ pub fn fit(
         kind.lexical_weight = after.lexical_weight;
         kind.source = "fitted".into();
     }
-    fitted.mode.semantic_margin = after.mode_margin;
-    fitted.mode.note = match after.mode_margin {
-        Some(_) => None,
-        None => Some(format!(
-            "fitted on {}: the semantic fallback did not beat the default mode",
-            cfg.cases.display()
-        )),
-    };
+    if mode_kept {
+        fitted.mode.semantic_margin = after.mode_margin;
+        fitted.mode.note = match after.mode_margin {
+            Some(_) => None,
+            None => Some(format!(
+                "fitted on {}: the semantic fallback did not beat the default mode",
+                cfg.cases.display()
+            )),
+        };
+    }
     let mut w = IndexWriter::from_index(&index)?;
     w.selection(&fitted)?;
     if let (Some(late), Some(share)) = (index.late(), after.late_share) {
@@ -458,9 +494,11 @@ pub fn fit(
         index: cfg.index.clone(),
         out: cfg.out.clone(),
         before,
+        proposed,
         after,
-        cross_validated_before: merge(&held_before),
+        cross_validated_before,
         cross_validated_after: merge(&held_after),
+        groups,
         folds: cfg.folds,
     })
 }

@@ -20,6 +20,7 @@ pub use crate::cache::CachedIndex;
 pub use crate::cases::{CaseRow, CasesEval, CasesReport, ModeStep, deciding_step, eval_cases};
 pub use crate::error::{EvalError, Result};
 pub use crate::fit::{FitConfig, FitMetrics, FitParams, FitReport, fit};
+pub use crate::fit_groups::{FitGroup, GroupReport};
 pub use crate::injection::{InjectionEval, InjectionReport, eval_injection};
 pub use crate::thinking::{
     ThinkingCase, ThinkingEval, ThinkingMiss, ThinkingReport, ThinkingScore, eval_thinking,
@@ -39,6 +40,7 @@ mod cases;
 mod embedding;
 mod error;
 mod fit;
+mod fit_groups;
 pub mod injection;
 mod jsonl;
 pub mod metrics;
