@@ -80,6 +80,10 @@ pub struct FitParams {
 pub struct FitMetrics {
     /// Cases measured.
     pub cases: usize,
+    /// Of them, cases with tools (what tool recall is over).
+    pub tool_cases: usize,
+    /// Of them, cases with skills (what skill recall is over).
+    pub skill_cases: usize,
     /// Tool recall@3 over cases with tools.
     pub tool_recall_at_3: f64,
     /// Skill recall@3 over cases with skills.
@@ -217,6 +221,8 @@ impl Fitter<'_> {
         }
         Ok(FitMetrics {
             cases: cases.len(),
+            tool_cases: n_tools,
+            skill_cases: n_skills,
             tool_recall_at_3: round4(tools / n_tools.max(1) as f64),
             skill_recall_at_3: round4(skills / n_skills.max(1) as f64),
             mode_accuracy: round4(modes as f64 / n_modes.max(1) as f64),
@@ -514,6 +520,8 @@ fn merge(folds: &[(FitMetrics, usize)]) -> FitMetrics {
     let closed: Vec<f64> = folds.iter().filter_map(|(m, _)| m.real_closed_off_topic_rate).collect();
     FitMetrics {
         cases: n,
+        tool_cases: folds.iter().map(|(m, _)| m.tool_cases).sum(),
+        skill_cases: folds.iter().map(|(m, _)| m.skill_cases).sum(),
         tool_recall_at_3: mean(&|m| m.tool_recall_at_3),
         skill_recall_at_3: mean(&|m| m.skill_recall_at_3),
         mode_accuracy: mean(&|m| m.mode_accuracy),

@@ -58,8 +58,10 @@ impl FitGroup {
             (Some(b), Some(a)) => a - b,
             _ => 0.0,
         };
+        // Tools and skills found, counted over the cases each recall is over.
+        let found = tools * after.tool_cases as f64 + skills * after.skill_cases as f64;
         match self {
-            FitGroup::Fusion => tools >= -SAME && tools + skills > SAME,
+            FitGroup::Fusion => tools >= -SAME && found > SAME,
             FitGroup::Gate => {
                 tools >= -SAME && unrelated >= -SAME && (tools > SAME || unrelated > SAME)
             }
@@ -88,6 +90,8 @@ mod tests {
     fn metrics(tools: f64, mode: f64, unrelated: Option<f64>, closed: Option<f64>) -> FitMetrics {
         FitMetrics {
             cases: 10,
+            tool_cases: 10,
+            skill_cases: 2,
             tool_recall_at_3: tools,
             skill_recall_at_3: 0.5,
             mode_accuracy: mode,
@@ -103,6 +107,10 @@ mod tests {
         assert!(FitGroup::Fusion.helps(&before, &metrics(0.72, 0.8, Some(0.5), Some(0.0))));
         assert!(!FitGroup::Fusion.helps(&before, &before));
         assert!(!FitGroup::Fusion.helps(&before, &metrics(0.68, 0.8, Some(0.5), Some(0.0))));
+        // A tool found on each of 2 more cases in 10 outweighs a skill lost on 1 of 2.
+        let mut more_tools = metrics(0.9, 0.8, Some(0.5), Some(0.0));
+        more_tools.skill_recall_at_3 = 0.0;
+        assert!(FitGroup::Fusion.helps(&before, &more_tools));
         // Gate: fewer unrelated tasks with tools, at no loss of recall.
         assert!(FitGroup::Gate.helps(&before, &metrics(0.70, 0.8, Some(0.3), Some(0.0))));
         assert!(!FitGroup::Gate.helps(&before, &metrics(0.69, 0.8, Some(0.1), Some(0.0))));
