@@ -247,7 +247,8 @@ pub struct Timings {
     pub static_ms: f64,
     /// Mode inference.
     pub mode_ms: f64,
-    /// Tool and skill scoring and selection.
+    /// Tool and skill scoring and selection, the off-topic check included (without it, the
+    /// tools may be scored during the mode step, and that time counts in `mode_ms`).
     pub select_ms: f64,
     /// The whole call.
     pub total_ms: f64,

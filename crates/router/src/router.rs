@@ -386,6 +386,7 @@ impl Router {
         // The tools' scores do not depend on the mode: computed once, before the mode step,
         // whenever the off-topic check or the mode step reads them; selection reuses them.
         let mut tools_prescored = false;
+        let tp = Instant::now();
         // Whether the task is about the catalog at all, against general topics (model space;
         // an index with an adapter has no `off_topic` section, so `vector` is the items' too).
         let off_topic = match (space, vector, item_vector) {
@@ -397,6 +398,8 @@ impl Router {
             _ => None,
         };
         let closed_off_topic = off_topic.as_ref().is_some_and(|c| c.closed);
+        // Scoring for the check is selection's work, counted with it.
+        let check_ms = ms(tp);
 
         let tm = Instant::now();
         let hint = self.hint_mode(options);
@@ -511,7 +514,7 @@ impl Router {
             scratch,
             &mut dropped,
         );
-        metrics.timings.select_ms = ms(ts);
+        metrics.timings.select_ms = ms(ts) + check_ms;
         metrics.timings.total_ms = ms(t0);
         Ok(Decision {
             task: task.to_string(),
