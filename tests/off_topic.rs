@@ -126,4 +126,33 @@ fn fit_lowers_the_off_topic_margin_when_unrelated_tasks_stay_open_and_keeps_real
         assert!(!d.off_topic.unwrap().closed, "{}", row["task"]);
     }
     assert_eq!(r.cross_validated_after.real_closed_off_topic_rate, Some(0.0));
+
+    // `eval cases` reports the fitted index's off-topic figures beside the default's.
+    let cache = tempfile::tempdir().unwrap();
+    let cfg = switchyard_eval::CasesEval {
+        manifests: catalog.clone(),
+        cases: catalog.join("tasks.jsonl"),
+        cache_dir: cache.path().to_path_buf(),
+        fitted: Some(out.clone()),
+        off_topic: Some(catalog.join("offtopic.jsonl")),
+        adapter: None,
+    };
+    let report =
+        switchyard_eval::eval_cases(&cfg, Arc::clone(&model), &switchyard_eval::no_progress);
+    let report = report.unwrap();
+    let (default, fitted) = (report.off_topic.unwrap(), report.fitted_off_topic.unwrap());
+    assert_eq!(default.all.given_no_tools, given_none(&before));
+    assert_eq!(fitted.all.given_no_tools, given_none(&after));
+
+    // A fitted index of another catalog (one description changed) is refused.
+    let other = tempfile::tempdir().unwrap();
+    for file in ["tools.toml", "skills.toml", "modes.toml"] {
+        let text = std::fs::read_to_string(catalog.join(file)).unwrap();
+        let text = text.replacen("Look up an order", "Find an order", 1);
+        std::fs::write(other.path().join(file), text).unwrap();
+    }
+    let cfg = switchyard_eval::CasesEval { manifests: other.path().to_path_buf(), ..cfg };
+    let e = switchyard_eval::eval_cases(&cfg, Arc::clone(&model), &switchyard_eval::no_progress);
+    let e = e.unwrap_err().to_string();
+    assert!(e.contains("was built from other manifests"), "{e}");
 }

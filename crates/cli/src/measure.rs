@@ -438,14 +438,15 @@ pub fn eval(a: EvalArgs) -> Result<()> {
                 .map(|(step, s)| format!("{step} {}/{}", s.right, s.cases))
                 .collect();
             println!("mode right / decided, by deciding step: {}", steps.join(", "));
-            if let Some(o) = &report.off_topic {
+            for (label, o) in [("", &report.off_topic), (", fitted", &report.fitted_off_topic)] {
+                let Some(o) = o else { continue };
                 let langs: Vec<String> = o
                     .per_lang
                     .iter()
                     .map(|(l, t)| format!("{l} {}/{}", t.given_no_tools, t.tasks))
                     .collect();
                 println!(
-                    "off-topic tasks given no tool: {}/{} ({})",
+                    "off-topic tasks given no tool{label}: {}/{} ({})",
                     o.all.given_no_tools,
                     o.all.tasks,
                     langs.join(", ")

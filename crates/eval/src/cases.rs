@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 use switchyard_embed::Embedder;
-use switchyard_manifest::Catalog;
+use switchyard_manifest::{Catalog, ManifestError};
 use switchyard_router::{
     AnsweredBy, Decision, ModeSource, RouteOptions, RouterBuilder, Scratch, Selected, SelectedBy,
 };
@@ -159,6 +159,9 @@ pub struct CasesReport {
     pub mode_steps: BTreeMap<String, ModeStep>,
     /// Off-topic tasks given no tool, when a file of them was given.
     pub off_topic: Option<OffTopicReport>,
+    /// The same with the fitted index, when one was given too.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fitted_off_topic: Option<OffTopicReport>,
     /// Cases with any miss.
     pub misses: Vec<Miss>,
     /// Where the time went.
@@ -297,23 +300,30 @@ pub fn eval_cases(
         let (groups, _) = tally(&cases, &route_all(&r)?);
         cascade_sweep.insert(format!("lead {margin} coverage {coverage}"), groups[&None].to_map());
     }
-    let fitted_decisions = match &cfg.fitted {
+    let fitted_router = match &cfg.fitted {
         Some(path) => {
             let r = RouterBuilder::new(path).build(Arc::clone(&embedder))?;
-            if r.index().meta().manifest_hash != catalog.content_hash() {
+            if !hashes_as_built(&catalog)?.contains(&r.index().meta().manifest_hash) {
                 return Err(EvalError::Usage(format!(
                     "{}: the fitted index was built from other manifests than {}; fit an index of this catalog",
                     path.display(),
                     cfg.manifests.display()
                 )));
             }
-            Some(route_all(&r)?)
+            Some(r)
         }
         None => None,
     };
-    let off_topic = match &off_topic_rows {
-        Some(rows) => Some(route_off_topic(&router, rows, &mut scratch)?),
-        None => None,
+    let fitted_decisions = fitted_router.as_ref().map(&mut route_all).transpose()?;
+    let (off_topic, fitted_off_topic) = match &off_topic_rows {
+        Some(rows) => (
+            Some(route_off_topic(&router, rows, &mut scratch)?),
+            match &fitted_router {
+                Some(r) => Some(route_off_topic(r, rows, &mut scratch)?),
+                None => None,
+            },
+        ),
+        None => (None, None),
     };
     let route_ms = tr.elapsed().as_secs_f64() * 1e3;
 
@@ -360,11 +370,32 @@ pub fn eval_cases(
         fitted_per_lang,
         mode_steps: steps,
         off_topic,
+        fitted_off_topic,
         misses,
     })
 }
 
 /// Routes each off-topic task as deployed and counts those given no tool.
+/// The manifest hashes an index of `catalog` may carry: as loaded (the evaluation cache's
+/// builds), and as `build-index` records it, with switchyard's built-in thinking modes and, unless
+/// it was built with its own attacks only, built-in attacks given to a catalog without its own.
+fn hashes_as_built(catalog: &Catalog) -> Result<Vec<String>> {
+    let built_in = |c: &mut Catalog, attacks: bool| -> std::result::Result<(), ManifestError> {
+        c.use_built_in_thinking()?;
+        if attacks {
+            c.use_built_in_attacks()?;
+        }
+        Ok(())
+    };
+    let mut hashes = vec![catalog.content_hash()];
+    for attacks in [false, true] {
+        let mut c = catalog.clone();
+        built_in(&mut c, attacks).map_err(switchyard_build_index::BuildError::from)?;
+        hashes.push(c.content_hash());
+    }
+    Ok(hashes)
+}
+
 fn route_off_topic(
     router: &switchyard_router::Router,
     rows: &[OffTopicRow],

@@ -17,7 +17,10 @@ pub use crate::adapter::{AdapterTraining, SetSpec, ValidationSplit, train_adapte
 pub use crate::analysis::{Agreement, AnalysisCase, AnalysisMiss, AnalysisReport, eval_analysis};
 pub use crate::bm25::Bm25;
 pub use crate::cache::CachedIndex;
-pub use crate::cases::{CaseRow, CasesEval, CasesReport, ModeStep, deciding_step, eval_cases};
+pub use crate::cases::{
+    CaseRow, CasesEval, CasesReport, ModeStep, OffTopicReport, OffTopicRow, OffTopicTally,
+    deciding_step, eval_cases,
+};
 pub use crate::error::{EvalError, Result};
 pub use crate::fit::{FitConfig, FitMetrics, FitParams, FitReport, fit};
 pub use crate::fit_groups::{FitGroup, GroupReport};
