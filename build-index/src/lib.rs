@@ -554,6 +554,16 @@ pub fn off_topic_matches(existing: &Index, embedder: &dyn Embedder) -> bool {
     existing.off_topic().map(|o| o.margin) == expected
 }
 
+/// Gives a catalog what `build_to_file` gives it before hashing and building: switchyard's
+/// built-in attacks when it brings none (unless `own_attacks_only`) and built-in thinking modes
+/// when it brings none. Returns whether it gave each; the index's manifest hash is the catalog's
+/// hash after this.
+pub fn give_built_ins(catalog: &mut Catalog, own_attacks_only: bool) -> Result<(bool, bool)> {
+    let attacks = !own_attacks_only && catalog.use_built_in_attacks()?;
+    let thinking = catalog.use_built_in_thinking()?;
+    Ok((attacks, thinking))
+}
+
 /// Validates `manifests`, and unless `out` already holds an index of the same manifests and
 /// model (and `force` is off), embeds and writes it atomically.
 pub fn build_to_file(
@@ -564,8 +574,8 @@ pub fn build_to_file(
 ) -> Result<BuildOutcome> {
     let t0 = std::time::Instant::now();
     let mut catalog = Catalog::load(manifests)?;
-    let built_in_attacks = !options.own_attacks_only && catalog.use_built_in_attacks()?;
-    let built_in_thinking = catalog.use_built_in_thinking()?;
+    let (built_in_attacks, built_in_thinking) =
+        give_built_ins(&mut catalog, options.own_attacks_only)?;
     let hash = catalog.content_hash();
     let mut screen = options.screen.with_catalog_and_built_in_files(manifests)?;
     if built_in_attacks {

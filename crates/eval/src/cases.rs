@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 use switchyard_embed::Embedder;
-use switchyard_manifest::{Catalog, ManifestError};
+use switchyard_manifest::Catalog;
 use switchyard_router::{
     AnsweredBy, Decision, ModeSource, RouteOptions, RouterBuilder, Scratch, Selected, SelectedBy,
 };
@@ -377,23 +377,20 @@ pub fn eval_cases(
 
 /// Routes each off-topic task as deployed and counts those given no tool.
 /// The manifest hashes an index of `catalog` may carry: as loaded (the evaluation cache's
-/// builds), and as `build-index` records it, with switchyard's built-in thinking modes and, unless
-/// it was built with its own attacks only, built-in attacks given to a catalog without its own.
+/// builds), and as `build-index` records it, with or without its own attacks only.
 fn hashes_as_built(catalog: &Catalog) -> Result<Vec<String>> {
-    let built_in = |c: &mut Catalog, attacks: bool| -> std::result::Result<(), ManifestError> {
-        c.use_built_in_thinking()?;
-        if attacks {
-            c.use_built_in_attacks()?;
-        }
-        Ok(())
-    };
     let mut hashes = vec![catalog.content_hash()];
-    for attacks in [false, true] {
+    for own_attacks_only in [true, false] {
         let mut c = catalog.clone();
-        built_in(&mut c, attacks).map_err(switchyard_build_index::BuildError::from)?;
+        switchyard_build_index::give_built_ins(&mut c, own_attacks_only)?;
         hashes.push(c.content_hash());
     }
     Ok(hashes)
+}
+
+/// Whether a decision gave no tool by score (its mode's base tools aside).
+pub(crate) fn given_no_tools(d: &Decision) -> bool {
+    d.tools.iter().all(|t| t.by == SelectedBy::Base)
 }
 
 fn route_off_topic(
@@ -404,7 +401,7 @@ fn route_off_topic(
     let mut report = OffTopicReport::default();
     for row in rows {
         let d = router.route_with(&row.task, &RouteOptions::default(), scratch)?;
-        let none = d.tools.iter().all(|t| t.by == SelectedBy::Base) as usize;
+        let none = given_no_tools(&d) as usize;
         for t in [&mut report.all, report.per_lang.entry(row.lang.clone()).or_default()] {
             t.tasks += 1;
             t.given_no_tools += none;

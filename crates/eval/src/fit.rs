@@ -24,7 +24,7 @@
 //! on held-out folds (k-fold, cases split by position), so a fit that only memorises its cases
 //! shows no gain there. The written settings are then fitted on all cases.
 
-use crate::cases::CaseRow;
+use crate::cases::{CaseRow, given_no_tools};
 use crate::fit_groups::{FitGroup, GROUPS, GroupReport};
 use crate::metrics::round4;
 use crate::{EvalError, Progress, Result, embedding, jsonl};
@@ -33,9 +33,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use switchyard_embed::Embedder;
 use switchyard_format::{Index, IndexWriter, OpenOptions};
-use switchyard_router::{
-    Decision, ModeSource, RouteOptions, Router, RouterBuilder, Scratch, SelectedBy,
-};
+use switchyard_router::{Decision, ModeSource, RouteOptions, Router, RouterBuilder, Scratch};
 
 /// Weights tried (the build-time grid).
 const WEIGHTS: [f32; 8] = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7];
@@ -138,11 +136,6 @@ impl Case<'_> {
     }
 }
 
-/// Whether a decision gave tools by score (beyond the mode's base tools).
-fn has_scored_tools(d: &Decision) -> bool {
-    d.tools.iter().any(|t| t.by != SelectedBy::Base)
-}
-
 /// How far the task's best general topic led its best card (`None`: no check ran).
 fn off_topic_lead(d: &Decision) -> Option<f32> {
     d.off_topic.as_ref().map(|c| c.topic_score - c.best_item_score)
@@ -204,7 +197,7 @@ impl Fitter<'_> {
         for (c, d) in cases.iter().zip(&decisions) {
             if c.needs_no_tool() {
                 none += 1;
-                none_selected += has_scored_tools(d) as usize;
+                none_selected += !given_no_tools(d) as usize;
             } else {
                 n_tools += 1;
                 tools += recall(&ranked(&d.tools), &c.row.tools, 3);
@@ -341,7 +334,7 @@ impl Fitter<'_> {
         for (c, d) in cases.iter().zip(&decisions) {
             let Some(lead) = off_topic_lead(d) else { continue };
             if c.needs_no_tool() {
-                unrelated.push((lead, !has_scored_tools(d)));
+                unrelated.push((lead, given_no_tools(d)));
             } else {
                 real.push(lead);
             }
