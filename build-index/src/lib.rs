@@ -29,6 +29,7 @@ mod rows;
 mod screen;
 mod screen_rows;
 mod selection;
+mod sentences;
 mod thinking;
 mod thresholds;
 mod train_file;
@@ -597,6 +598,11 @@ pub fn build_to_file(
         && existing.screen_triage().is_none_or(|t| t.max_miss == screen.options.triage_max_miss)
         && existing.screen_families().map_or(0.0, |f| f.family_fpr) == screen.options.family_fpr
         && (screen.options.request_contrast || existing.screen_request().is_none())
+        // Sentence pieces turned on or off (a catalog with no long benign text to set their
+        // threshold on gets none either way, and is rebuilt while they are asked for).
+        && existing
+            .screen_triage()
+            .is_none_or(|t| t.sentence_threshold.is_some() == screen.options.sentence_pieces)
         && existing.adapter().map(|a| a.id.clone()) == options.adapter.as_ref().map(|(_, a)| a.id())
         && late_matches(&existing, embedder)
         && off_topic_matches(&existing, embedder)

@@ -19,6 +19,7 @@ pub(crate) fn screen_section(
 ) -> Result<screen::TrainedScreen> {
     let rows_of =
         |m: &[f32]| -> Vec<Vec<f32>> { m.chunks_exact(dim).map(<[f32]>::to_vec).collect() };
+    let look_alikes: &[String] = &texts[4];
     let mut rows: Vec<screen::Row> = Vec::new();
     for (i, (v, t)) in rows_of(&matrices[3]).into_iter().zip(&texts[3]).enumerate() {
         rows.push(screen::Row {
@@ -65,6 +66,25 @@ pub(crate) fn screen_section(
         }
     }
     let mut trained = screen::train(&rows, &matrices[3], &matrices[4], dim, &training.options);
+    let patterns = (&matrices[3][..], &matrices[4][..]);
+    let sentences = if training.options.sentence_pieces {
+        crate::sentences::calibrate(embedder, training, look_alikes, (&trained, &rows), patterns, dim)?
+    } else {
+        None
+    };
+    if let Some(s) = sentences
+        && let Some(triage) = trained.triage.as_mut()
+    {
+        tracing::info!(
+            threshold = s.threshold,
+            documents = s.texts,
+            flagged = s.flagged,
+            "sentence pieces' threshold"
+        );
+        triage.sentence_threshold = Some(s.threshold);
+        triage.sentence_texts = s.texts;
+        triage.sentence_benign_flagged = s.flagged;
+    }
     trained.request = if trained.head.is_none() {
         Err("the screen has no learned head".into())
     } else if !training.options.request_contrast {

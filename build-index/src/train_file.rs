@@ -91,7 +91,7 @@ const MAX_PLANTED_BYTES: usize = 300;
 /// what it is early, and a 512-token embedding costs twenty short ones at build time.
 const MAX_TRAIN_TEXT_BYTES: usize = 1000;
 
-fn head_of(text: &str) -> &str {
+pub(crate) fn head_of(text: &str) -> &str {
     if text.len() <= MAX_TRAIN_TEXT_BYTES {
         return text;
     }

@@ -52,6 +52,10 @@ pub(crate) fn choose(
         max_miss,
         oof_missed: missed as f32 / flagged.len() as f32,
         oof_benign_cleared: cleared as f32 / benign.len().max(1) as f32,
+        // Chosen after the head, on documents' sentences (`sentences::calibrate`).
+        sentence_threshold: None,
+        sentence_texts: 0,
+        sentence_benign_flagged: 0.0,
     })
 }
 

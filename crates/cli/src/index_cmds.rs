@@ -65,6 +65,11 @@ pub struct BuildArgs {
     /// among windows that read as a document: an instruction planted in an e-mail or a table).
     #[arg(long)]
     pub no_request_contrast: bool,
+    /// Screen long entries by their windows only: no sentence threshold, so `memory add` stores
+    /// and embeds no sentence pieces (an instruction packed with longer benign sentences in a
+    /// window may then pass).
+    #[arg(long)]
+    pub no_sentence_pieces: bool,
     /// L2 penalty of the learned screen (larger: smoother, less fitted to the training rows).
     #[arg(long, default_value_t = switchyard_build_index::DEFAULT_L2)]
     pub screen_l2: f64,
@@ -130,6 +135,7 @@ pub fn build_index(a: BuildArgs) -> Result<()> {
     }
     screen.options.family_fpr = a.family_fpr;
     screen.options.request_contrast = !a.no_request_contrast;
+    screen.options.sentence_pieces = !a.no_sentence_pieces;
     if !a.no_cache {
         let dir = a.cache_dir.clone().unwrap_or_else(crate::measure::default_cache_dir);
         screen.vector_cache = Some(switchyard_build_index::VectorCache::new(dir));

@@ -358,10 +358,19 @@ pub(crate) fn request_line(q: &switchyard::format::ScreenRequestMeta) -> String 
     )
 }
 
-/// What the screen's triage does, in one line (build output and `inspect`).
+/// What the screen's triage does, and the sentence pieces' threshold it makes affordable
+/// (build output and `inspect`).
 pub(crate) fn triage_line(t: &switchyard::format::ScreenTriageMeta) -> String {
+    let sentences = match t.sentence_threshold {
+        Some(s) => format!(
+            "\nsentences  each sentence of an entry longer than one window is screened alone too (when the triage keeps it), flagged at a logit of {s:.3}; {:.1}% of {} long benign training texts reach it",
+            t.sentence_benign_flagged * 100.0,
+            t.sentence_texts
+        ),
+        None => "\nsentences  not screened on their own (an index before version 17, built with --no-sentence-pieces, or without a long benign training text to set their threshold on)".into(),
+    };
     format!(
-        "triage     windows with a lexical logit under {:.3} are cleared without an embedding; out of fold it clears {:.1}% of the flagged training attacks (at most {:.1}%) and {:.1}% of the benign rows",
+        "triage     windows with a lexical logit under {:.3} are cleared without an embedding; out of fold it clears {:.1}% of the flagged training attacks (at most {:.1}%) and {:.1}% of the benign rows{sentences}",
         t.lexical_floor,
         t.oof_missed * 100.0,
         t.max_miss * 100.0,

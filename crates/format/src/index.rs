@@ -181,7 +181,7 @@ impl Index {
         let query_shift =
             decode_optional(optional(SectionKind::QueryShift), QueryShiftMeta::decode)?;
         let screen_triage =
-            decode_optional(optional(SectionKind::ScreenTriage), ScreenTriageMeta::decode)?;
+            decode_optional(optional(SectionKind::ScreenTriage), ScreenTriageMeta::decode_any)?;
         let screen_families =
             decode_optional(optional(SectionKind::ScreenFamilies), ScreenFamiliesMeta::decode)?;
         let mode_questions =

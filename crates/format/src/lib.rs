@@ -34,7 +34,8 @@
 //! version 7 on, `query_shift` (bincode [`QueryShiftMeta`]: what any request scores against each
 //! tools and skills row, only beside `selection`), then, optional from version 8 on,
 //! `screen_triage` (bincode [`ScreenTriageMeta`]: the lexical logit under which a window is
-//! cleared without an embedding, only beside `screen_lexical`), then, optional from version 9
+//! cleared without an embedding, only beside `screen_lexical`; version 17 added the sentence
+//! pieces' threshold at the end, and an older section still reads, with none), then, optional from version 9
 //! on, `screen_families` (bincode [`ScreenFamiliesMeta`]: heads trained on one family of
 //! attacks each, only beside `screen`), then, optional from version 10 on, `mode_questions`
 //! (bincode [`ModeQuestionsMeta`]: how many of each mode's examples ask a question, only beside
@@ -54,7 +55,8 @@
 //! (no query shift), version 7 files (no screen triage), version 8 files (no family heads) and
 //! version 9 files (no mode questions), version 10 files (no late interaction), version 11
 //! files (late interaction without token ids), version 12 files (no prompts) and version 13
-//! files (no request contrast) and version 15 files (no off-topic check) still open.
+//! files (no request contrast), version 15 files (no off-topic check) and version 16 files
+//! (no sentence pieces) still open.
 //!
 //! **Payloads**: every offset is a multiple of 64; matrices are row-major f32 with `stride` =
 //! `dim` rounded up to 16 floats, so each row starts on a 64-byte boundary; all padding is zero.

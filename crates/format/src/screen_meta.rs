@@ -114,9 +114,58 @@ pub struct ScreenTriageMeta {
     pub oof_missed: f32,
     /// Out of fold: the share of the benign training rows it clears.
     pub oof_benign_cleared: f32,
+    /// The main head's threshold for a **sentence piece** (version 17 on): a sentence of a
+    /// text longer than one window, screened on its own beside the windows, and embedded only
+    /// when this triage does not clear it. Chosen at build time so that at most the target
+    /// false-positive rate of the benign training texts longer than one window have a sentence
+    /// at or above it, and never below the head's own threshold. `None`: sentences are not
+    /// screened (older indexes, or no such benign texts to choose it on).
+    pub sentence_threshold: Option<f32>,
+    /// Benign training texts longer than one window the sentence threshold was chosen on.
+    pub sentence_texts: u32,
+    /// The share of them with a sentence at or above it (in sample: the head trained on
+    /// their windows).
+    pub sentence_benign_flagged: f32,
 }
 
 bincode_codec!(ScreenTriageMeta, "screen triage metadata");
+
+/// [`ScreenTriageMeta`] as versions 8 to 16 wrote it, before sentence pieces.
+#[derive(Deserialize)]
+struct ScreenTriageMetaV16 {
+    lexical_floor: f32,
+    max_miss: f32,
+    oof_missed: f32,
+    oof_benign_cleared: f32,
+}
+
+impl ScreenTriageMeta {
+    /// Decodes the section as this version writes it, or as versions 8 to 16 did (then with no
+    /// sentence threshold: those indexes screen no sentence pieces). Each layout decodes only
+    /// its own bytes (`decode` refuses trailing or missing bytes), so trying both is
+    /// unambiguous.
+    pub fn decode_any(bytes: &[u8]) -> std::result::Result<Self, String> {
+        let v16 = || {
+            let config = bincode::config::standard().with_limit::<{ 64 << 20 }>();
+            match bincode::serde::decode_from_slice::<ScreenTriageMetaV16, _>(bytes, config) {
+                Ok((v, used)) if used == bytes.len() => Some(v),
+                _ => None,
+            }
+        };
+        Self::decode(bytes).or_else(|err| match v16() {
+            Some(v) => Ok(Self {
+                lexical_floor: v.lexical_floor,
+                max_miss: v.max_miss,
+                oof_missed: v.oof_missed,
+                oof_benign_cleared: v.oof_benign_cleared,
+                sentence_threshold: None,
+                sentence_texts: 0,
+                sentence_benign_flagged: 0.0,
+            }),
+            None => Err(err),
+        })
+    }
+}
 
 /// One family head of the screen: a second logistic screen over the same pieces, trained on
 /// one family of attacks (say jailbreaks: personas, role-play framings, harmful requests)

@@ -342,10 +342,16 @@ pub(crate) fn screen_triage(index: &Index) -> Result<()> {
             triage.lexical_floor
         )));
     }
+    if let Some(t) = triage.sentence_threshold
+        && !t.is_finite()
+    {
+        return Err(bad(format!("the sentence threshold {t} is not a finite number")));
+    }
     for (what, x) in [
         ("max_miss", triage.max_miss),
         ("oof_missed", triage.oof_missed),
         ("oof_benign_cleared", triage.oof_benign_cleared),
+        ("sentence_benign_flagged", triage.sentence_benign_flagged),
     ] {
         if !(0.0..=1.0).contains(&x) {
             return Err(bad(format!("{what} {x} is not a share between 0 and 1")));

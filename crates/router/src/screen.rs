@@ -28,6 +28,14 @@
 //! to) its threshold than the best piece does to the head's, as a family head does, flagged or
 //! not; the nearest patterns stay those of that best piece. It reads text only: no embedding, whatever the triage cleared.
 //!
+//! **Sentence pieces** (version 17 on; see `switchyard_format::ScreenTriageMeta`). An entry
+//! longer than one window is also screened sentence by sentence: windows pack sentences, and
+//! an instruction packed with longer benign sentences is diluted in its window's embedding
+//! where alone it is not. A sentence piece is scored by the main head alone (no family head,
+//! no near-copy rule) against the index's sentence threshold, chosen at build time on benign
+//! documents' sentences. Only sentences the triage does not clear are embedded, so an ordinary
+//! text costs little more. An index without a sentence threshold ignores them.
+//!
 //! **Triage.** A piece stored without an embedding was cleared from its text alone by the
 //! triage of the index `memory add` used (its lexical logit was under the index's floor; see
 //! `switchyard_format::ScreenTriageMeta`). It is cleared again when this index's triage clears
@@ -44,7 +52,7 @@ use switchyard_untrusted::{Origin, PrepareConfig};
 /// Version of the screening rules in [`Router::screen`]: part of [`Router::screen_key`], so
 /// verdicts stored by an older rule are not read as this one's. Bump it whenever the same
 /// index and pieces could reach another verdict.
-pub const SCREEN_RULES_VERSION: u32 = 6;
+pub const SCREEN_RULES_VERSION: u32 = 7;
 
 /// Entries with at least this many pieces (the whole included) are scored on every core.
 const PARALLEL_PIECES: usize = 8;
@@ -203,7 +211,7 @@ fn piece_text(text: &str, piece: &PieceRef<'_>, prepare: &PrepareConfig) -> Stri
     let Some(raw) = text.get(start..end) else { return String::new() };
     match piece.origin {
         Origin::Window => raw.to_string(),
-        Origin::Normalised => switchyard_untrusted::normalise(raw),
+        Origin::Normalised | Origin::Sentence => switchyard_untrusted::normalise(raw),
         Origin::Decoded => switchyard_untrusted::base64_payloads(raw, 1)
             .into_iter()
             .next()
@@ -307,7 +315,8 @@ impl Router {
         let request = head.and(self.index().screen_request());
         // A piece's screening under every head: the one closest to (or furthest past) its
         // threshold decides.
-        let score_piece = |v: &[f32], text: &dyn Fn() -> String| -> Scored {
+        let sentence_threshold = self.sentence_threshold();
+        let score_piece = |v: &[f32], text: &dyn Fn() -> String, sentence: bool| -> Scored {
             let (a, b) = (nearest(&attacks, v), nearest(&benign, v));
             match head {
                 Some(h) => {
@@ -325,6 +334,17 @@ impl Router {
                         + h.benign_weight * b.0
                         + h.bias
                         + lex.unwrap_or(0.0);
+                    if let (true, Some(t)) = (sentence, sentence_threshold) {
+                        // A sentence: the main head alone, at the sentence threshold.
+                        return Scored {
+                            head: None,
+                            score: logit,
+                            threshold: t,
+                            lexical: lex,
+                            attack: a,
+                            benign: b,
+                        };
+                    }
                     let near_copy = a.0 >= h.near_copy_threshold && a.0 > b.0;
                     // A near copy counts as reaching the threshold (its logit is kept when
                     // higher).
@@ -379,6 +399,9 @@ impl Router {
         for (i, e) in entries.iter().enumerate() {
             let whole = std::iter::once((None, e.embedding));
             let pieces = e.pieces.iter().enumerate().filter_map(|(k, p)| {
+                if p.origin == Origin::Sentence && sentence_threshold.is_none() {
+                    return None;
+                }
                 if !p.embedding.is_empty() {
                     return Some((Some(k), p.embedding));
                 }
@@ -392,7 +415,9 @@ impl Router {
                 None => e.text.to_string(),
                 Some(k) => piece_text(e.text, &e.pieces[k], &prepare),
             };
-            let score_one = |&(k, v): &(Option<usize>, &[f32])| score_piece(v, &|| text_of(k));
+            let is_sentence = |k: Option<usize>| k.is_some_and(|k| e.pieces[k].origin == Origin::Sentence);
+            let score_one =
+                |&(k, v): &(Option<usize>, &[f32])| score_piece(v, &|| text_of(k), is_sentence(k));
             // A long entry's pieces are scored on every core (each is a pass over the attack
             // and benign rows); the reduction below is sequential, so the verdict is the same.
             let scored: Vec<_> = if all.len() >= PARALLEL_PIECES {
@@ -503,10 +528,15 @@ impl Router {
         prepare: &PrepareConfig,
     ) -> Result<(Vec<(usize, usize)>, std::collections::HashMap<(usize, usize), Vec<f32>>)> {
         let triage = self.screen_triage();
+        let sentences = self.sentence_threshold().is_some();
         let mut cleared = Vec::new();
         let mut to_embed: Vec<((usize, usize), String)> = Vec::new();
         for (i, e) in entries.iter().enumerate() {
-            for (k, p) in e.pieces.iter().enumerate().filter(|(_, p)| p.embedding.is_empty()) {
+            // Sentence pieces an index without a sentence threshold ignores are not embedded.
+            let unembedded = e.pieces.iter().enumerate().filter(|(_, p)| {
+                p.embedding.is_empty() && (sentences || p.origin != Origin::Sentence)
+            });
+            for (k, p) in unembedded {
                 let text = piece_text(e.text, p, prepare);
                 match &triage {
                     Some(t) if !t.needs_embedding(&text) => cleared.push((i, k)),
@@ -563,7 +593,16 @@ impl Router {
             c.max_payloads = w.max_payloads as usize;
             c.max_payload_bytes = w.max_payload_bytes as usize;
         }
+        c.sentence_pieces = self.sentence_threshold().is_some();
         c
+    }
+
+    /// The main head's threshold for sentence pieces: only with a learned head and a triage
+    /// (which keeps their embedding affordable) that records one (version 17 on).
+    pub fn sentence_threshold(&self) -> Option<f32> {
+        self.screen_head()?;
+        self.screen_triage()?;
+        self.index().screen_triage()?.sentence_threshold
     }
 
     /// What a verdict of [`Router::screen`] depends on besides the entry's stored pieces: the

@@ -192,6 +192,9 @@ fn sample_triage() -> ScreenTriageMeta {
         max_miss: 0.005,
         oof_missed: 0.004,
         oof_benign_cleared: 0.9,
+        sentence_threshold: Some(3.5),
+        sentence_texts: 400,
+        sentence_benign_flagged: 0.01,
     }
 }
 
@@ -412,7 +415,7 @@ fn errors_are_distinct_and_verbatim() {
     b[8..12].copy_from_slice(&99u32.to_le_bytes());
     assert_eq!(
         open_err(&b),
-        "index <memory>: format version 99 is not supported (this build reads 1..=16); rebuild it with switchyard build-index"
+        "index <memory>: format version 99 is not supported (this build reads 1..=17); rebuild it with switchyard build-index"
     );
     let mut b = good.clone();
     b[28] ^= 1;

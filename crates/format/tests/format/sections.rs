@@ -105,6 +105,18 @@ fn a_version_14_request_contrast_reads_with_no_overlap_weight() {
     assert_eq!(current.coherent_contrast(3.0, 0.5), 1.0);
 }
 
+/// A version 16 index's triage reads, without a sentence threshold: it screens no sentence
+/// pieces.
+#[test]
+fn a_version_16_triage_reads_with_no_sentence_threshold() {
+    let path = format!("{}/../../tests/fixtures/index_v16.bin", env!("CARGO_MANIFEST_DIR"));
+    let index = Index::open(std::path::Path::new(&path), &OpenOptions::new()).unwrap();
+    let triage = index.screen_triage().expect("the version 16 fixture has a triage");
+    assert_eq!(triage.sentence_threshold, None);
+    assert_eq!((triage.sentence_texts, triage.sentence_benign_flagged), (0, 0.0));
+    assert_eq!(triage.lexical_floor, sample_triage().lexical_floor);
+}
+
 #[test]
 fn the_contrast_of_windows_is_the_top_one_over_the_mean_of_the_others() {
     assert_eq!(ScreenRequestMeta::contrast(&[]), None);
@@ -321,6 +333,8 @@ fn the_screen_triage_round_trips_only_beside_a_lexical_screen_with_a_finite_floo
     assert!(e.contains("screen_triage: the lexical floor NaN is not a finite number"), "{e}");
     let e = refused(ScreenTriageMeta { oof_missed: 1.5, ..sample_triage() });
     assert!(e.contains("screen_triage: oof_missed 1.5 is not a share between 0 and 1"), "{e}");
+    let e = refused(ScreenTriageMeta { sentence_threshold: Some(f32::INFINITY), ..sample_triage() });
+    assert!(e.contains("screen_triage: the sentence threshold inf is not a finite number"), "{e}");
     let mut w = IndexWriter::new(DIM, [0xab; 16]);
     w.screen_triage(&sample_triage()).unwrap();
     w.matrix(SectionKind::Tools, unit(1)).unwrap();
