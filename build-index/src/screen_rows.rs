@@ -68,7 +68,14 @@ pub(crate) fn screen_section(
     let mut trained = screen::train(&rows, &matrices[3], &matrices[4], dim, &training.options);
     let patterns = (&matrices[3][..], &matrices[4][..]);
     let sentences = if training.options.sentence_pieces {
-        crate::sentences::calibrate(embedder, training, look_alikes, (&trained, &rows), patterns, dim)?
+        crate::sentences::calibrate(
+            embedder,
+            training,
+            look_alikes,
+            (&trained, &rows),
+            patterns,
+            dim,
+        )?
     } else {
         None
     };

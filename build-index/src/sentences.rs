@@ -50,11 +50,10 @@ pub(crate) fn calibrate(
     else {
         return Ok(None);
     };
-    let mut triage = LexicalTriage::new(lexical.weights.clone().into(), lexical.bias, floor);
-    for f in trained.families.as_ref().map_or(&[][..], |f| &f.heads[..]) {
-        let (Some(l), Some(floor)) = (&f.lexical, f.lexical_floor) else { return Ok(None) };
-        triage = triage.with_head(l.weights.clone().into(), l.bias, floor);
-    }
+    // The run-time triage: the router builds the same from the index's sections.
+    let Some(triage) = LexicalTriage::of_screen(lexical, floor, trained.families.as_ref()) else {
+        return Ok(None);
+    };
     let options = &training.options;
     let config = switchyard_untrusted::PrepareConfig { sentence_pieces: true, ..options.prepare };
     let long = |t: &&String| t.trim().len() > config.windows.single_window_bytes;
@@ -98,7 +97,11 @@ pub(crate) fn calibrate(
         let mut sorted = top.clone();
         sorted.sort_by(|a, b| b.total_cmp(a));
         sorted.truncate(20);
-        tracing::debug!(?sorted, sentences = owners.len(), "documents' best held-out sentence logits");
+        tracing::debug!(
+            ?sorted,
+            sentences = owners.len(),
+            "documents' best held-out sentence logits"
+        );
     }
     Ok(Some(choose(&top, options.target_fpr, head.threshold)))
 }

@@ -31,6 +31,22 @@ impl LexicalTriage {
         Self { heads: vec![(weights, bias, floor)] }
     }
 
+    /// The triage of a screen: its lexical head and the floor of its `screen_triage` section,
+    /// and each family head's lexical head and floor. `None` when a family head has no lexical
+    /// head or floor: its windows would all need an embedding, so nothing can be cleared.
+    pub fn of_screen(
+        lexical: &switchyard_format::LexicalScreenMeta,
+        floor: f32,
+        families: Option<&switchyard_format::ScreenFamiliesMeta>,
+    ) -> Option<Self> {
+        let mut triage = Self::new(lexical.weights.clone().into(), lexical.bias, floor);
+        for f in families.map_or(&[][..], |f| &f.heads[..]) {
+            let (Some(l), Some(floor)) = (&f.lexical, f.lexical_floor) else { return None };
+            triage = triage.with_head(l.weights.clone().into(), l.bias, floor);
+        }
+        Some(triage)
+    }
+
     /// Adds a family head's lexical head and floor: a window it scores at or above the floor
     /// needs its embedding too.
     pub fn with_head(mut self, weights: Arc<[f32]>, bias: f32, floor: f32) -> Self {

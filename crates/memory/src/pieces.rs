@@ -2,7 +2,9 @@
 //! (windows, de-obfuscated text, decoded payloads), computed once, when the text is written.
 //! With the index's triage, a piece whose text alone clears it is stored without an embedding
 //! (most windows of an ordinary long text): the whole text is always embedded (memory search
-//! reads it).
+//! reads it). A sentence piece the triage clears is not stored at all: an ordinary long text has
+//! a hundred sentences, and storing each only for the screen to clear it again cost more than
+//! embedding the few the triage keeps.
 
 use crate::StoredPiece;
 use rusqlite::params;
@@ -53,7 +55,16 @@ pub fn embed_for_screening(
     config: &PrepareConfig,
     triage: Option<&LexicalTriage>,
 ) -> Result<Vec<EmbeddedEntry>, switchyard_embed::EmbedError> {
-    let prepared: Vec<_> = texts.iter().map(|t| screening_texts(t, config)).collect();
+    let prepared: Vec<_> = texts
+        .iter()
+        .map(|t| {
+            let (texts, spans) = screening_texts(t, config);
+            match triage {
+                Some(tr) => drop_cleared_sentences(texts, spans, tr),
+                None => (texts, spans),
+            }
+        })
+        .collect();
     // Which texts go through the model: every whole text (the first of each entry's texts),
     // and the pieces the triage does not clear.
     let wanted: Vec<Vec<bool>> = prepared
@@ -87,6 +98,22 @@ pub fn embed_for_screening(
         .flatten()
         .map(|&w| if w { it.next().unwrap_or_default() } else { Vec::new() });
     Ok(prepared.into_iter().map(|(_, spans)| EmbeddedEntry::take(spans, &mut filled)).collect())
+}
+
+/// An entry's texts and spans without the sentence pieces `triage` clears (the whole text,
+/// first, stays).
+fn drop_cleared_sentences(
+    texts: Vec<String>,
+    spans: Vec<(usize, usize, Origin)>,
+    triage: &LexicalTriage,
+) -> (Vec<String>, Vec<(usize, usize, Origin)>) {
+    let mut texts = texts.into_iter();
+    let whole = texts.next().unwrap_or_default();
+    let (kept_texts, kept_spans): (Vec<String>, Vec<_>) = texts
+        .zip(spans)
+        .filter(|(t, (_, _, origin))| *origin != Origin::Sentence || triage.needs_embedding(t))
+        .unzip();
+    (std::iter::once(whole).chain(kept_texts).collect(), kept_spans)
 }
 
 impl EmbeddedEntry {

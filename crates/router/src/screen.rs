@@ -415,7 +415,8 @@ impl Router {
                 None => e.text.to_string(),
                 Some(k) => piece_text(e.text, &e.pieces[k], &prepare),
             };
-            let is_sentence = |k: Option<usize>| k.is_some_and(|k| e.pieces[k].origin == Origin::Sentence);
+            let is_sentence =
+                |k: Option<usize>| k.is_some_and(|k| e.pieces[k].origin == Origin::Sentence);
             let score_one =
                 |&(k, v): &(Option<usize>, &[f32])| score_piece(v, &|| text_of(k), is_sentence(k));
             // A long entry's pieces are scored on every core (each is a pass over the attack
@@ -566,18 +567,9 @@ impl Router {
         self.triage
             .get_or_init(|| {
                 let floor = self.index().screen_triage()?.lexical_floor;
-                let l = self.index().screen_lexical()?;
-                let mut triage =
-                    switchyard_lexical::LexicalTriage::new(l.weights.clone().into(), l.bias, floor);
-                // A family head without a lexical head or floor would need every window
-                // embedded: then there is no triage at all.
-                for f in self.index().screen_families().map_or(&[][..], |f| &f.heads[..]) {
-                    let (Some(l), Some(floor)) = (&f.lexical, f.lexical_floor) else {
-                        return None;
-                    };
-                    triage = triage.with_head(l.weights.clone().into(), l.bias, floor);
-                }
-                Some(triage)
+                let lexical = self.index().screen_lexical()?;
+                let families = self.index().screen_families();
+                switchyard_lexical::LexicalTriage::of_screen(lexical, floor, families)
             })
             .clone()
     }

@@ -333,7 +333,8 @@ fn the_screen_triage_round_trips_only_beside_a_lexical_screen_with_a_finite_floo
     assert!(e.contains("screen_triage: the lexical floor NaN is not a finite number"), "{e}");
     let e = refused(ScreenTriageMeta { oof_missed: 1.5, ..sample_triage() });
     assert!(e.contains("screen_triage: oof_missed 1.5 is not a share between 0 and 1"), "{e}");
-    let e = refused(ScreenTriageMeta { sentence_threshold: Some(f32::INFINITY), ..sample_triage() });
+    let e =
+        refused(ScreenTriageMeta { sentence_threshold: Some(f32::INFINITY), ..sample_triage() });
     assert!(e.contains("screen_triage: the sentence threshold inf is not a finite number"), "{e}");
     let mut w = IndexWriter::new(DIM, [0xab; 16]);
     w.screen_triage(&sample_triage()).unwrap();
