@@ -232,12 +232,17 @@ pub fn eval_injection(
         .iter()
         .zip(&cleared)
         .map(|(e, c)| {
+            // As `memory add` stores it: a cleared window without its embedding, a cleared
+            // sentence not at all.
             let mut e = e.clone();
-            for (p, &c) in e.pieces.iter_mut().zip(c) {
+            let mut cleared = c.iter().copied();
+            e.pieces.retain_mut(|p| {
+                let c = cleared.next().unwrap_or(false);
                 if c {
                     p.embedding = Vec::new();
                 }
-            }
+                !(c && p.origin == switchyard_memory::Origin::Sentence)
+            });
             e
         })
         .collect();

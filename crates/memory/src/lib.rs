@@ -24,7 +24,8 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use switchyard_embed::{Embedder, Fingerprint};
-use switchyard_untrusted::{Origin, PREPARE_VERSION, PrepareConfig};
+pub use switchyard_untrusted::Origin;
+use switchyard_untrusted::{PREPARE_VERSION, PrepareConfig};
 
 /// Kinds that carry instructions rather than facts; they are never offered to a task.
 pub const INSTRUCTION_KINDS: &[&str] = &["system", "meta", "override", "instruction", "prompt"];
