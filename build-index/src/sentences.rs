@@ -149,12 +149,13 @@ mod tests {
 
     #[test]
     fn the_threshold_leaves_at_most_the_target_share_of_documents_over_it() {
-        // 200 documents, 1%: two may reach it, so it sits just above the third highest.
-        let mut top: Vec<f32> = (0..200).map(|i| i as f32 / 100.0).collect();
+        // 192 documents, 1/64 (exact in binary): three may reach it, so it sits just above the
+        // fourth highest.
+        let mut top: Vec<f32> = (0..192).map(|i| i as f32 / 100.0).collect();
         top[7] = f32::NEG_INFINITY;
-        let t = choose(&top, 0.01, 0.5);
-        assert!(t.threshold > 1.97 && t.threshold <= 1.98, "{t:?}");
-        assert_eq!((t.texts, t.flagged), (200, 0.01));
+        let t = choose(&top, 1.0 / 64.0, 0.5);
+        assert!(t.threshold > 1.88 && t.threshold < 1.89, "{t:?}");
+        assert_eq!((t.texts, t.flagged), (192, 3.0 / 192.0));
     }
 
     #[test]

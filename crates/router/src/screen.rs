@@ -33,8 +33,9 @@
 //! an instruction packed with longer benign sentences is diluted in its window's embedding
 //! where alone it is not. A sentence piece is scored by the main head alone (no family head,
 //! no near-copy rule) against the index's sentence threshold, chosen at build time on benign
-//! documents' sentences. Only sentences the triage does not clear are embedded, so an ordinary
-//! text costs little more. An index without a sentence threshold ignores them.
+//! documents' sentences. `memory add` stores and embeds only the sentences the triage does not
+//! clear, so an ordinary text costs little more. An index without a sentence threshold ignores
+//! them.
 //!
 //! **Triage.** A piece stored without an embedding was cleared from its text alone by the
 //! triage of the index `memory add` used (its lexical logit was under the index's floor; see
