@@ -188,7 +188,13 @@ fn best(v: &[f32], m: &[f32], dim: usize, skip: Option<usize>) -> f32 {
 /// The feature vector of a row: scaled embedding, attack cosine, benign cosine, 1 (bias).
 /// The embedding is scaled by sqrt(dim) so its components are about as large as the cosines
 /// and one L2 penalty suits all features.
-fn features(row: &Row, attacks: &[f32], benign: &[f32], dim: usize, contrast: bool) -> Vec<f64> {
+pub(crate) fn features(
+    row: &Row,
+    attacks: &[f32],
+    benign: &[f32],
+    dim: usize,
+    contrast: bool,
+) -> Vec<f64> {
     let scale = (dim as f64).sqrt();
     let mut f: Vec<f64> = row.embedding.iter().map(|&x| f64::from(x) * scale).collect();
     if contrast {
@@ -199,49 +205,6 @@ fn features(row: &Row, attacks: &[f32], benign: &[f32], dim: usize, contrast: bo
     }
     f.push(1.0);
     f
-}
-
-/// The main head's embedding and lexical weights fitted on the rows `used` selects, exactly as
-/// [`train`] fits them on all rows: `sentences` scores documents held out of the fit with it.
-pub(crate) struct MainFit {
-    weights: Vec<f64>,
-    lexical: Option<Vec<f64>>,
-    contrast: bool,
-}
-
-impl MainFit {
-    pub(crate) fn new(
-        rows: &[Row],
-        (attacks, benign): (&[f32], &[f32]),
-        dim: usize,
-        options: &ScreenOptions,
-        used: &[bool],
-    ) -> Self {
-        let contrast = options.contrast_features;
-        let x: Vec<Vec<f64>> =
-            rows.iter().map(|r| features(r, attacks, benign, dim, contrast)).collect();
-        let y: Vec<bool> = rows.iter().map(|r| r.attack).collect();
-        let source: Vec<u32> = rows.iter().map(|r| r.source).collect();
-        let balance = options.catalog_share;
-        let weights = fit(x.as_slice(), &y, &source, used, options.l2, balance);
-        let lexical = options.lexical.then(|| {
-            let l = Sparse {
-                rows: rows.iter().map(|r| switchyard_lexical::hashed_features(&r.text)).collect(),
-            };
-            fit(&l, &y, &source, used, LEXICAL_L2, balance)
-        });
-        Self { weights, lexical, contrast }
-    }
-
-    /// The summed logit of a text and its embedding.
-    pub(crate) fn score(&self, row: &Row, (attacks, benign): (&[f32], &[f32]), dim: usize) -> f64 {
-        let x = features(row, attacks, benign, dim, self.contrast);
-        let lexical = self.lexical.as_ref().map_or(0.0, |lw| {
-            let l = Sparse { rows: vec![switchyard_lexical::hashed_features(&row.text)] };
-            l.dot(0, lw)
-        });
-        logit(&self.weights, &x) + lexical
-    }
 }
 
 /// What [`train`] gives: the screen section's content and, unless turned off, the lexical head.

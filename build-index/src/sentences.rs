@@ -16,7 +16,8 @@
 //! threshold is the lowest that leaves at most the target false-positive rate of the texts
 //! with a sentence at or above it, and never below the head's own threshold.
 
-use crate::screen::{MainFit, Row, ScreenOptions, TrainedScreen};
+use crate::logistic::{Design, Sparse, fit, logit};
+use crate::screen::{LEXICAL_L2, Row, ScreenOptions, TrainedScreen, features};
 use crate::train_file::head_of;
 use crate::{Result, ScreenTraining, embed_all};
 use std::collections::HashSet;
@@ -124,6 +125,49 @@ fn held_out_fit(
     }
     let used: Vec<bool> = rows.iter().map(|r| !held_out.contains(&r.text)).collect();
     MainFit::new(rows, patterns, dim, options, &used)
+}
+
+/// The main head's embedding and lexical weights fitted on the rows `used` selects, exactly as
+/// `screen::train` fits them on all rows: `sentences` scores documents held out of the fit with it.
+pub(crate) struct MainFit {
+    weights: Vec<f64>,
+    lexical: Option<Vec<f64>>,
+    contrast: bool,
+}
+
+impl MainFit {
+    pub(crate) fn new(
+        rows: &[Row],
+        (attacks, benign): (&[f32], &[f32]),
+        dim: usize,
+        options: &ScreenOptions,
+        used: &[bool],
+    ) -> Self {
+        let contrast = options.contrast_features;
+        let x: Vec<Vec<f64>> =
+            rows.iter().map(|r| features(r, attacks, benign, dim, contrast)).collect();
+        let y: Vec<bool> = rows.iter().map(|r| r.attack).collect();
+        let source: Vec<u32> = rows.iter().map(|r| r.source).collect();
+        let balance = options.catalog_share;
+        let weights = fit(x.as_slice(), &y, &source, used, options.l2, balance);
+        let lexical = options.lexical.then(|| {
+            let l = Sparse {
+                rows: rows.iter().map(|r| switchyard_lexical::hashed_features(&r.text)).collect(),
+            };
+            fit(&l, &y, &source, used, LEXICAL_L2, balance)
+        });
+        Self { weights, lexical, contrast }
+    }
+
+    /// The summed logit of a text and its embedding.
+    pub(crate) fn score(&self, row: &Row, (attacks, benign): (&[f32], &[f32]), dim: usize) -> f64 {
+        let x = features(row, attacks, benign, dim, self.contrast);
+        let lexical = self.lexical.as_ref().map_or(0.0, |lw| {
+            let l = Sparse { rows: vec![switchyard_lexical::hashed_features(&row.text)] };
+            l.dot(0, lw)
+        });
+        logit(&self.weights, &x) + lexical
+    }
 }
 
 /// The lowest threshold, not below `floor`, that leaves at most `target_fpr` of the documents

@@ -130,6 +130,16 @@ pub struct ScreenTriageMeta {
 
 bincode_codec!(ScreenTriageMeta, "screen triage metadata");
 
+/// An older layout of a section, decoded only when it uses every byte (as `decode` does for
+/// the current one), so trying the current layout and then an older one is unambiguous.
+fn decode_whole<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Option<T> {
+    let config = bincode::config::standard().with_limit::<{ 64 << 20 }>();
+    match bincode::serde::decode_from_slice::<T, _>(bytes, config) {
+        Ok((v, used)) if used == bytes.len() => Some(v),
+        _ => None,
+    }
+}
+
 /// [`ScreenTriageMeta`] as versions 8 to 16 wrote it, before sentence pieces.
 #[derive(Deserialize)]
 struct ScreenTriageMetaV16 {
@@ -145,14 +155,7 @@ impl ScreenTriageMeta {
     /// its own bytes (`decode` refuses trailing or missing bytes), so trying both is
     /// unambiguous.
     pub fn decode_any(bytes: &[u8]) -> std::result::Result<Self, String> {
-        let v16 = || {
-            let config = bincode::config::standard().with_limit::<{ 64 << 20 }>();
-            match bincode::serde::decode_from_slice::<ScreenTriageMetaV16, _>(bytes, config) {
-                Ok((v, used)) if used == bytes.len() => Some(v),
-                _ => None,
-            }
-        };
-        Self::decode(bytes).or_else(|err| match v16() {
+        Self::decode(bytes).or_else(|err| match decode_whole::<ScreenTriageMetaV16>(bytes) {
             Some(v) => Ok(Self {
                 lexical_floor: v.lexical_floor,
                 max_miss: v.max_miss,
@@ -279,14 +282,7 @@ impl ScreenRequestMeta {
     /// only its own bytes (`decode` refuses trailing or missing bytes), so trying both is
     /// unambiguous.
     pub fn decode_any(bytes: &[u8]) -> std::result::Result<Self, String> {
-        let v14 = || {
-            let config = bincode::config::standard().with_limit::<{ 64 << 20 }>();
-            match bincode::serde::decode_from_slice::<ScreenRequestMetaV14, _>(bytes, config) {
-                Ok((v, used)) if used == bytes.len() => Some(v),
-                _ => None,
-            }
-        };
-        Self::decode(bytes).or_else(|err| match v14() {
+        Self::decode(bytes).or_else(|err| match decode_whole::<ScreenRequestMetaV14>(bytes) {
             Some(v) => Ok(Self {
                 head: v.head,
                 threshold: v.threshold,
