@@ -249,8 +249,7 @@ fn an_instruction_packed_into_a_window_of_longer_sentences_is_caught_alone_in_fi
         assert_eq!(v.threshold, threshold);
     }
     // Without the sentence pieces, the windows alone let most of them through.
-    let entries: Vec<_> =
-        store.list().unwrap().into_iter().filter(|e| ids.contains(&e.id)).collect();
+    let entries: Vec<_> = store.list().unwrap().iter().filter(|e| ids.contains(&e.id)).collect();
     let windows_only: Vec<Vec<_>> = entries
         .iter()
         .map(|e| {
