@@ -313,3 +313,116 @@ fn screening_verdicts_are_kept_per_key_and_forgotten_when_the_entry_changes() {
     store.record_verdicts("k1", &[(999, true)]).unwrap();
     assert!(store.verdicts("k1", &[999]).unwrap().is_empty());
 }
+
+#[test]
+fn a_store_from_before_text_hashes_still_finds_a_text_it_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("old.db");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch(
+        "CREATE TABLE entries (id INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, text TEXT NOT NULL,
+             created_at INTEGER NOT NULL, source TEXT NOT NULL, embedding BLOB NOT NULL, fingerprint TEXT NOT NULL);
+         INSERT INTO entries (kind, text, created_at, source, embedding, fingerprint)
+             VALUES ('memory', 'an old note', 1700000000, 'cli', x'0000803f', 'ff');",
+    )
+    .unwrap();
+    drop(conn);
+    let model = HashEmbedder::new(1);
+    let mut store = MemoryStore::open(&db).unwrap();
+    // The store's model is recorded nowhere yet, so any model may add to it.
+    assert_eq!(store.add(&model, "memory", "an old note", "cli").unwrap(), 1);
+    drop(store);
+    // A row written without a hash later (an older version sharing the file) is found too,
+    // once the store is opened again.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute(
+        "INSERT INTO entries (kind, text, created_at, source, embedding, fingerprint) VALUES ('memory', 'written by an old version', 1, 'cli', x'0000803f', 'ff')",
+        [],
+    )
+    .unwrap();
+    drop(conn);
+    let mut store = MemoryStore::open(&db).unwrap();
+    assert_eq!(store.add(&model, "memory", "written by an old version", "cli").unwrap(), 2);
+    assert_eq!(store.list().unwrap().len(), 2);
+}
+
+#[test]
+fn the_cached_entries_follow_adds_removes_and_other_connections() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("m.db");
+    let model = HashEmbedder::new(32);
+    let mut store = MemoryStore::open(&db).unwrap();
+    let mut other = MemoryStore::open(&db).unwrap();
+    let long = "The release train leaves every second Tuesday. ".repeat(30);
+    let fresh = |db: &std::path::Path| MemoryStore::open(db).unwrap().list().unwrap().to_vec();
+    store.add(&model, "memory", "first", "t").unwrap();
+    assert_eq!(store.list().unwrap(), fresh(&db).as_slice());
+    // Only added since: the cache reads the new entries, pieces and all.
+    let second = store.add(&model, "memory", &long, "t").unwrap();
+    store.add(&model, "activity", "third", "t").unwrap();
+    assert_eq!(store.list().unwrap(), fresh(&db).as_slice());
+    assert!(!store.list().unwrap()[1].pieces.is_empty());
+    // A removal and an add: as many entries as before, one of them new.
+    store.remove(second).unwrap();
+    store.add(&model, "memory", "fourth", "t").unwrap();
+    assert_eq!(store.list().unwrap(), fresh(&db).as_slice());
+    // Another connection's add and removal.
+    other.add(&model, "memory", "fifth", "t").unwrap();
+    assert_eq!(store.list().unwrap(), fresh(&db).as_slice());
+    other.remove(1).unwrap();
+    assert_eq!(store.list().unwrap(), fresh(&db).as_slice());
+    assert_eq!(
+        store.list().unwrap().iter().map(|e| e.text.as_str()).collect::<Vec<_>>(),
+        ["third", "fourth", "fifth"]
+    );
+}
+
+#[test]
+fn entries_are_read_by_id_with_their_pieces_and_missing_ids_are_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = HashEmbedder::new(32);
+    let mut store = MemoryStore::open(&dir.path().join("m.db")).unwrap();
+    let long = "The deploy checklist has many steps. ".repeat(30);
+    let a = store.add(&model, "memory", "short note", "t").unwrap();
+    let b = store.add(&model, "memory", &long, "t").unwrap();
+    store.add(&model, "memory", "not asked for", "t").unwrap();
+    let got = store.entries_with_ids(&[b, 999, a, b]).unwrap();
+    assert_eq!(got.iter().map(|e| e.id).collect::<Vec<_>>(), [a, b]);
+    let listed = store.list().unwrap();
+    assert_eq!(got[0], listed[0]);
+    assert_eq!(got[1], listed[1]);
+    assert!(!got[1].pieces.is_empty());
+}
+
+#[test]
+fn search_follows_adds_replacements_and_removals_from_any_connection() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("m.db");
+    let model = HashEmbedder::new(64);
+    let mut store = MemoryStore::open(&db).unwrap();
+    let mut other = MemoryStore::open(&db).unwrap();
+    let best = |store: &mut MemoryStore, query: &str| -> Vec<String> {
+        let q = model.embed(query).unwrap();
+        let found = store.search(&q, model.fingerprint(), 0.99, 5).unwrap();
+        found.into_iter().map(|h| h.entry.text).collect()
+    };
+    let id = store.add(&model, "memory", "the staging cluster is blue", "t").unwrap();
+    assert_eq!(best(&mut store, "the staging cluster is blue"), ["the staging cluster is blue"]);
+    store.add(&model, "memory", "deploys happen on tuesdays", "t").unwrap();
+    assert_eq!(best(&mut store, "deploys happen on tuesdays"), ["deploys happen on tuesdays"]);
+    // This connection rewrites an entry, then another one does.
+    store.replace(&model, id, "the staging cluster is green").unwrap();
+    assert!(best(&mut store, "the staging cluster is blue").is_empty());
+    assert_eq!(best(&mut store, "the staging cluster is green"), ["the staging cluster is green"]);
+    other.replace(&model, id, "the staging cluster is red").unwrap();
+    assert_eq!(best(&mut store, "the staging cluster is red"), ["the staging cluster is red"]);
+    other.remove(id).unwrap();
+    assert!(best(&mut store, "the staging cluster is red").is_empty());
+    // A hit carries its pieces for screening.
+    let long = "The release train leaves every second Tuesday. ".repeat(30);
+    store.add(&model, "memory", &long, "t").unwrap();
+    let q = model.embed(&long).unwrap();
+    let hit = &store.search(&q, model.fingerprint(), 0.99, 1).unwrap()[0];
+    assert_eq!(hit.entry.text, long);
+    assert!(!hit.entry.pieces.is_empty());
+}

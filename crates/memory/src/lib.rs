@@ -38,12 +38,16 @@ pub const RULE_KIND: &str = "rule";
 /// the operator marks proven.
 pub const PROMOTION_HITS: u32 = 3;
 
+mod cache;
 mod error;
+mod load;
 mod pieces;
 mod rules;
+mod schema;
 mod stores;
 mod verdicts;
 
+use cache::{CacheStamp, Cached, SearchRow};
 pub use error::{MemoryError, Result};
 pub use pieces::{EmbeddedEntry, embed_for_screening, screening_texts};
 use pieces::{insert_pieces, to_blob};
@@ -131,13 +135,17 @@ pub struct Search {
     pub excluded: usize,
 }
 
-/// The SQLite-backed store. Entries are cached in memory and reloaded only when another
-/// connection changed the database (`PRAGMA data_version`), so searches do not re-read it.
+/// The SQLite-backed store. Entries are cached in memory: searches do not re-read the
+/// database, entries this connection added since are read alone, and the whole store is read
+/// again only when another connection changed it (`PRAGMA data_version`) or this one removed
+/// or rewrote entries.
 pub struct MemoryStore {
     path: PathBuf,
     conn: Connection,
-    cache: Vec<Entry>,
-    cache_version: Option<i64>,
+    /// Whole entries, for `list`.
+    entries: Cached<Entry>,
+    /// What search scans.
+    vectors: Cached<SearchRow>,
     prepare: PrepareConfig,
     triage: Option<LexicalTriage>,
 }
@@ -176,71 +184,12 @@ impl MemoryStore {
         conn.pragma_update(None, "journal_mode", "WAL").map_err(sql)?;
         conn.pragma_update(None, "synchronous", "FULL").map_err(sql)?;
         conn.busy_timeout(std::time::Duration::from_secs(5)).map_err(sql)?;
-        conn.execute_batch(
-            "CREATE TABLE IF NOT EXISTS entries (
-                 id INTEGER PRIMARY KEY AUTOINCREMENT,
-                 kind TEXT NOT NULL,
-                 text TEXT NOT NULL,
-                 created_at INTEGER NOT NULL,
-                 source TEXT NOT NULL,
-                 embedding BLOB NOT NULL,
-                 fingerprint TEXT NOT NULL
-             );
-             CREATE TABLE IF NOT EXISTS store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-             CREATE TABLE IF NOT EXISTS pieces (
-                 entry_id INTEGER NOT NULL,
-                 seq INTEGER NOT NULL,
-                 start INTEGER NOT NULL,
-                 end INTEGER NOT NULL,
-                 origin TEXT NOT NULL,
-                 embedding BLOB NOT NULL,
-                 PRIMARY KEY (entry_id, seq)
-             );",
-        )
-        .map_err(sql)?;
-        conn.execute_batch(verdicts::VERDICTS_TABLE).map_err(sql)?;
-        // Stores from before pieces existed lack the column: add it; their rows read as
-        // unprepared (NULL) until `reembed`.
-        let has_column: bool = conn
-            .query_row(
-                "SELECT count(*) FROM pragma_table_info('entries') WHERE name = 'prepare_version'",
-                [],
-                |r| r.get::<_, i64>(0),
-            )
-            .map_err(sql)?
-            > 0;
-        if !has_column {
-            conn.execute_batch("ALTER TABLE entries ADD COLUMN prepare_version INTEGER")
-                .map_err(sql)?;
-        }
-        // Stores from before hit counts and rules: every entry starts at 0 hits, unproven.
-        let columns = |name: &str| -> rusqlite::Result<bool> {
-            conn.query_row(
-                "SELECT count(*) FROM pragma_table_info('entries') WHERE name = ?1",
-                [name],
-                |r| r.get::<_, i64>(0),
-            )
-            .map(|n| n > 0)
-        };
-        if !columns("hits").map_err(sql)? {
-            conn.execute_batch(
-                "ALTER TABLE entries ADD COLUMN hits INTEGER NOT NULL DEFAULT 0;
-                 ALTER TABLE entries ADD COLUMN proven INTEGER NOT NULL DEFAULT 0;",
-            )
-            .map_err(sql)?;
-        }
-        // Stores from before named stores: every entry is in the default store.
-        if !columns("store").map_err(sql)? {
-            conn.execute_batch(
-                "ALTER TABLE entries ADD COLUMN store TEXT NOT NULL DEFAULT 'memory'",
-            )
-            .map_err(sql)?;
-        }
+        schema::migrate(&conn).map_err(sql)?;
         Ok(Self {
             path: path.to_path_buf(),
             conn,
-            cache: Vec::new(),
-            cache_version: None,
+            entries: Cached::default(),
+            vectors: Cached::default(),
             prepare: PrepareConfig::default(),
             triage: None,
         })
@@ -261,7 +210,7 @@ impl MemoryStore {
     /// Entries whose pieces are missing or stale (screened as a whole until `reembed`).
     pub fn needs_reembed_count(&mut self) -> Result<usize> {
         self.refresh()?;
-        Ok(self.cache.iter().filter(|e| e.needs_reembed()).count())
+        Ok(self.entries.rows.iter().filter(|e| e.needs_reembed()).count())
     }
 
     fn sql(&self, source: rusqlite::Error) -> MemoryError {
@@ -317,11 +266,12 @@ impl MemoryStore {
         // Idempotent: the same text of the same kind is stored once per store (it would
         // otherwise take two of an assembly's memory slots, and a retried append would repeat
         // itself); adding it again returns the entry it already is.
+        let text_sha256 = schema::text_sha256(text);
         if let Some(id) = self
             .conn
             .query_row(
-                "SELECT id FROM entries WHERE kind = ?1 AND text = ?2 AND store = ?3 ORDER BY id LIMIT 1",
-                params![kind, text, store],
+                "SELECT id FROM entries WHERE text_sha256 = ?1 AND store = ?2 AND kind = ?3 AND text = ?4 ORDER BY id LIMIT 1",
+                params![text_sha256, store, kind, text],
                 |r| r.get::<_, i64>(0),
             )
             .optional()
@@ -349,8 +299,8 @@ impl MemoryStore {
         )
         .map_err(|e| MemoryError::Sqlite { path: self.path.clone(), source: e })?;
         tx.execute(
-            "INSERT INTO entries (kind, text, created_at, source, embedding, fingerprint, prepare_version, store) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            params![kind, text, now, source, to_blob(&v), fp, PREPARE_VERSION, store],
+            "INSERT INTO entries (kind, text, created_at, source, embedding, fingerprint, prepare_version, store, text_sha256) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            params![kind, text, now, source, to_blob(&v), fp, PREPARE_VERSION, store, text_sha256],
         )
         .map_err(|e| MemoryError::Sqlite { path: self.path.clone(), source: e })?;
         let id = tx.last_insert_rowid();
@@ -363,7 +313,7 @@ impl MemoryStore {
     /// Every entry, oldest first.
     pub fn list(&mut self) -> Result<&[Entry]> {
         self.refresh()?;
-        Ok(&self.cache)
+        Ok(&self.entries.rows)
     }
 
     /// Removes an entry, its pieces and its screening verdicts; returns whether it existed.
@@ -411,134 +361,36 @@ impl MemoryStore {
         verdicts::forget_all_verdicts(&tx).map_err(sql)?;
         tx.execute("INSERT INTO store_meta (key, value) VALUES ('fingerprint', ?1) ON CONFLICT(key) DO UPDATE SET value = excluded.value", params![fp]).map_err(sql)?;
         tx.commit().map_err(sql)?;
-        self.cache_version = None;
+        self.forget_cached();
         tracing::info!(store = %self.path.display(), entries = entries.len(), model = %fp, "memory re-embedded");
         Ok(entries.len())
     }
 
-    /// Reloads the cached entries if the database changed since the last load.
+    /// Brings the cached entries up to date with the database.
     fn refresh(&mut self) -> Result<()> {
-        let version: i64 = self
-            .conn
-            .query_row("PRAGMA data_version", [], |r| r.get(0))
-            .map_err(|e| self.sql(e))?;
-        let count: i64 = self
-            .conn
-            .query_row("SELECT count(*) FROM entries", [], |r| r.get(0))
-            .map_err(|e| self.sql(e))?;
-        // data_version only moves for other connections' commits; our own writes are caught
-        // by the count and max id.
-        let max_id: i64 = self
-            .conn
-            .query_row("SELECT coalesce(max(id), 0) FROM entries", [], |r| r.get(0))
-            .map_err(|e| self.sql(e))?;
-        let stamp = version
-            .wrapping_mul(1_000_003)
-            .wrapping_add(count)
-            .wrapping_mul(1_000_003)
-            .wrapping_add(max_id);
-        if self.cache_version == Some(stamp) {
-            return Ok(());
-        }
-        let mut st = self
-            .conn
-            .prepare(
-                "SELECT id, kind, text, created_at, source, embedding, prepare_version, hits, proven, store FROM entries ORDER BY id",
-            )
-            .map_err(|e| self.sql(e))?;
-        let rows = st
-            .query_map([], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, i64>(3)?,
-                    r.get::<_, String>(4)?,
-                    r.get::<_, Vec<u8>>(5)?,
-                    r.get::<_, Option<i64>>(6)?,
-                    r.get::<_, i64>(7)?,
-                    r.get::<_, bool>(8)?,
-                    r.get::<_, String>(9)?,
-                ))
-            })
-            .map_err(|e| MemoryError::Sqlite { path: self.path.clone(), source: e })?;
-        let mut out = Vec::new();
-        for row in rows {
-            let (id, kind, text, created_at, source, blob, prepare_version, hits, proven, store) =
-                row.map_err(|e| MemoryError::Sqlite { path: self.path.clone(), source: e })?;
-            let embedding = self.floats(id, &blob)?;
-            out.push(Entry {
-                id,
-                kind,
-                store,
-                text,
-                created_at,
-                source,
-                embedding,
-                prepare_version: prepare_version.and_then(|v| u32::try_from(v).ok()),
-                pieces: Vec::new(),
-                hits: u32::try_from(hits).unwrap_or(0),
-                proven,
-            });
-        }
-        drop(st);
-        self.load_pieces(&mut out)?;
-        self.cache = out;
-        self.cache_version = Some(stamp);
-        Ok(())
+        let now = CacheStamp::now(&self.conn, &self.path)?;
+        let (conn, path) = (&self.conn, self.path.as_path());
+        self.entries.refresh(now, |after| load::read_entries(conn, path, "id > ?1", [after]))
     }
 
-    fn floats(&self, id: i64, blob: &[u8]) -> Result<Vec<f32>> {
-        if !blob.len().is_multiple_of(4) {
-            return Err(MemoryError::Corrupt {
-                path: self.path.clone(),
-                id,
-                problem: format!("embedding blob of {} bytes", blob.len()),
-            });
-        }
-        Ok(blob.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect())
+    /// Makes both caches read every row again next time: this connection rewrote some.
+    pub(crate) fn forget_cached(&mut self) {
+        self.entries.forget();
+        self.vectors.forget();
     }
 
-    /// Attaches stored pieces to their entries (`entries` ascend by id).
-    fn load_pieces(&self, entries: &mut [Entry]) -> Result<()> {
-        let sql = |e| MemoryError::Sqlite { path: self.path.clone(), source: e };
-        let mut st = self
-            .conn
-            .prepare(
-                "SELECT entry_id, start, end, origin, embedding FROM pieces ORDER BY entry_id, seq",
-            )
-            .map_err(sql)?;
-        let rows = st
-            .query_map([], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, i64>(1)?,
-                    r.get::<_, i64>(2)?,
-                    r.get::<_, String>(3)?,
-                    r.get::<_, Vec<u8>>(4)?,
-                ))
-            })
-            .map_err(sql)?;
-        for row in rows {
-            let (id, start, end, origin, blob) = row.map_err(sql)?;
-            let Ok(at) = entries.binary_search_by_key(&id, |e| e.id) else { continue };
-            let corrupt =
-                |problem: String| MemoryError::Corrupt { path: self.path.clone(), id, problem };
-            let origin = Origin::parse(&origin)
-                .ok_or_else(|| corrupt(format!("piece origin {origin:?} is not known")))?;
-            let len = entries[at].text.len() as i64;
-            if start < 0 || end < start || end > len {
-                return Err(corrupt(format!("piece range {start}..{end} is outside the text")));
-            }
-            let embedding = self.floats(id, &blob)?;
-            entries[at].pieces.push(StoredPiece {
-                start: start as usize,
-                end: end as usize,
-                origin,
-                embedding,
-            });
-        }
-        Ok(())
+    /// Whether the store holds no entry at all.
+    pub fn is_empty(&self) -> Result<bool> {
+        self.conn
+            .query_row("SELECT NOT EXISTS (SELECT 1 FROM entries)", [], |r| r.get(0))
+            .map_err(|e| self.sql(e))
+    }
+
+    /// The entries with these ids (those that exist), oldest first, read from the database
+    /// without loading the rest of the store: what screening an entry just written needs,
+    /// at a cost that does not grow with the store.
+    pub fn entries_with_ids(&mut self, ids: &[i64]) -> Result<Vec<Entry>> {
+        load::read_entries_with_ids(&self.conn, &self.path, ids)
     }
 
     /// The `k` reference entries scoring at least `min` against `query` (a unit vector from the
@@ -574,36 +426,49 @@ impl MemoryStore {
                 given_fingerprint: fingerprint.to_hex(),
             });
         }
-        self.refresh()?;
-        let mut hits: Vec<Hit> = Vec::new();
-        for e in self.cache.iter() {
-            if e.embedding.len() != query.len() {
+        let now = CacheStamp::now(&self.conn, &self.path)?;
+        let (conn, path) = (&self.conn, self.path.as_path());
+        self.vectors.refresh(now, |after| load::read_search_rows(conn, path, after))?;
+        let mut scored: Vec<(f32, &SearchRow)> = Vec::new();
+        for row in &self.vectors.rows {
+            if row.embedding.len() != query.len() {
                 return Err(MemoryError::Corrupt {
                     path: self.path.clone(),
-                    id: e.id,
+                    id: row.id,
                     problem: format!(
                         "embedding width {} differs from the query's {}",
-                        e.embedding.len(),
+                        row.embedding.len(),
                         query.len()
                     ),
                 });
             }
-            let score = switchyard_format::dot(&e.embedding, query);
+            let score = switchyard_format::dot(&row.embedding, query);
             if score >= min {
-                hits.push(Hit { entry: e.clone(), score });
+                scored.push((score, row));
             }
         }
-        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.entry.id.cmp(&b.entry.id)));
-        let excluded = hits.iter().take(k).filter(|h| h.entry.is_instruction_like()).count();
-        hits.retain(|h| !h.entry.is_instruction_like());
-        hits.truncate(k);
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.id.cmp(&b.1.id)));
+        let excluded = scored.iter().take(k).filter(|(_, r)| r.instruction_like).count();
+        scored.retain(|(_, r)| !r.instruction_like);
+        scored.truncate(k);
+        // Only the hits' texts and pieces are read.
+        let ids: Vec<i64> = scored.iter().map(|(_, r)| r.id).collect();
+        let mut entries: std::collections::HashMap<i64, Entry> =
+            load::read_entries_with_ids(&self.conn, &self.path, &ids)?
+                .into_iter()
+                .map(|e| (e.id, e))
+                .collect();
+        let hits = scored
+            .iter()
+            .filter_map(|&(score, r)| entries.remove(&r.id).map(|entry| Hit { entry, score }))
+            .collect();
         Ok(Search { hits, excluded })
     }
 
     /// The number of instruction-like entries (never offered to tasks).
     pub fn instruction_like_count(&mut self) -> Result<usize> {
         self.refresh()?;
-        Ok(self.cache.iter().filter(|e| e.is_instruction_like()).count())
+        Ok(self.entries.rows.iter().filter(|e| e.is_instruction_like()).count())
     }
 
     /// The database path.

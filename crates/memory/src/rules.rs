@@ -42,7 +42,7 @@ impl MemoryStore {
                 self.conn
                     .execute("UPDATE entries SET proven = ?1 WHERE id = ?2", params![proven, id])
                     .map_err(|e| self.sql(e))?;
-                if let Some(e) = self.cache.iter_mut().find(|e| e.id == id) {
+                if let Some(e) = self.entries.rows.iter_mut().find(|e| e.id == id) {
                     e.proven = proven;
                 }
                 Ok(true)
@@ -70,7 +70,7 @@ impl MemoryStore {
         self.conn.pragma_update(None, "synchronous", "FULL").map_err(sql)?;
         written.map_err(sql)?;
         // Our own writes do not move `data_version`: keep the cache in step by hand.
-        for e in self.cache.iter_mut().filter(|e| ids.contains(&e.id)) {
+        for e in self.entries.rows.iter_mut().filter(|e| ids.contains(&e.id)) {
             e.hits = e.hits.saturating_add(1);
         }
         Ok(())
@@ -78,7 +78,8 @@ impl MemoryStore {
 
     /// The operator rules promoted to the mandatory rules, oldest first.
     pub fn promoted_rules(&mut self) -> Result<Vec<Entry>> {
-        self.refresh()?;
-        Ok(self.cache.iter().filter(|e| e.is_promoted_rule()).cloned().collect())
+        // Read alone, not through the whole store: every assembly asks.
+        let rules = crate::load::read_entries(&self.conn, &self.path, "kind = ?1", [RULE_KIND])?;
+        Ok(rules.into_iter().filter(|e| e.is_promoted_rule()).collect())
     }
 }

@@ -147,8 +147,8 @@ impl MemoryStore {
         let fp = info.fingerprint.to_hex();
         let tx = self.conn.transaction().map_err(sql)?;
         tx.execute(
-            "UPDATE entries SET text = ?1, embedding = ?2, fingerprint = ?3, prepare_version = ?4, hits = 0 WHERE id = ?5",
-            params![text, to_blob(&entry.embedding), fp, PREPARE_VERSION, id],
+            "UPDATE entries SET text = ?1, embedding = ?2, fingerprint = ?3, prepare_version = ?4, hits = 0, text_sha256 = ?5 WHERE id = ?6",
+            params![text, to_blob(&entry.embedding), fp, PREPARE_VERSION, crate::schema::text_sha256(text), id],
         )
         .map_err(sql)?;
         tx.execute("DELETE FROM pieces WHERE entry_id = ?1", params![id]).map_err(sql)?;
@@ -156,7 +156,7 @@ impl MemoryStore {
         crate::verdicts::forget_verdicts(&tx, id).map_err(sql)?;
         tx.commit().map_err(sql)?;
         // Our own UPDATE moves neither the count nor the last id the cache is keyed on.
-        self.cache_version = None;
+        self.forget_cached();
         Ok(())
     }
 }

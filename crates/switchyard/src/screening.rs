@@ -64,9 +64,9 @@ pub fn screen_and_record(
     router: &switchyard_router::Router,
     ids: &[i64],
 ) -> Result<switchyard_router::ScreenReport, crate::AssembleError> {
-    let wanted: std::collections::HashSet<i64> = ids.iter().copied().collect();
-    let found: Vec<switchyard_memory::Entry> =
-        store.list()?.iter().filter(|e| wanted.contains(&e.id)).cloned().collect();
+    // Only these entries are read: screening what was just written must not cost a read of
+    // the whole store.
+    let found = store.entries_with_ids(ids)?;
     let entries: Vec<ScreenEntry<'_>> =
         found.iter().map(|e| screen_entry(&e.text, &e.embedding, &e.pieces, true)).collect();
     let report = router.screen(&entries)?;

@@ -42,7 +42,7 @@ impl Assembler {
             // statically, a non-empty store still needs the model's embedding of the task.
             let embedding = match &decision.embedding {
                 Some(e) => Some(Arc::clone(e)),
-                None if decision.answered_by == AnsweredBy::Static && !store.list()?.is_empty() => {
+                None if decision.answered_by == AnsweredBy::Static && !store.is_empty()? => {
                     part.embedding_calls = 1;
                     Some(self.router.task_embedding(task)?)
                 }
