@@ -56,10 +56,12 @@ pub(crate) fn migrate(conn: &Connection) -> rusqlite::Result<()> {
     if !has("text_sha256")? {
         conn.execute_batch("ALTER TABLE entries ADD COLUMN text_sha256 TEXT")?;
     }
-    // Every assembly reads the operator's rules, a few rows among many.
+    // Every assembly reads the operator's rules, and `memory read` one named store: a few
+    // rows among many.
     conn.execute_batch(
         "CREATE INDEX IF NOT EXISTS entries_by_text ON entries (text_sha256, store, kind);
-         CREATE INDEX IF NOT EXISTS entries_by_kind ON entries (kind);",
+         CREATE INDEX IF NOT EXISTS entries_by_kind ON entries (kind);
+         CREATE INDEX IF NOT EXISTS entries_by_store ON entries (store);",
     )?;
     hash_unhashed_texts(conn)
 }

@@ -84,12 +84,21 @@ impl MemoryStore {
     /// a character boundary). An unknown store reads as empty.
     pub fn read(&mut self, store: &str, tail_bytes: usize) -> Result<StoreTail> {
         check_store_name(store)?;
-        let lines: Vec<String> = self
-            .list()?
-            .iter()
-            .filter(|e| e.store == store)
-            .map(|e| format!("[{}] #{} {}\n", utc_timestamp(e.created_at), e.id, e.text))
-            .collect();
+        // This store's rows alone, without their vectors and pieces.
+        let sql = |e| self.sql(e);
+        let mut st = self
+            .conn
+            .prepare("SELECT id, created_at, text FROM entries WHERE store = ?1 ORDER BY id")
+            .map_err(sql)?;
+        let lines: Vec<String> = st
+            .query_map([store], |r| {
+                let (id, created_at, text): (i64, i64, String) = (r.get(0)?, r.get(1)?, r.get(2)?);
+                Ok(format!("[{}] #{id} {text}\n", utc_timestamp(created_at)))
+            })
+            .map_err(sql)?
+            .collect::<rusqlite::Result<_>>()
+            .map_err(sql)?;
+        drop(st);
         let total: usize = lines.iter().map(String::len).sum();
         let mut kept = 0usize;
         let mut shown = 0usize;
