@@ -302,6 +302,14 @@ pub fn screen(a: ScreenArgs) -> Result<()> {
             v.decided_by.origin,
             truncate(&v.decided_by.excerpt, 70)
         )?;
+        if v.unread_bytes > 0 {
+            writeln!(
+                std::io::stdout(),
+                "      only its first {} bytes were screened; the {} after them were not read (assemblies never show them)",
+                a.texts[v.entry].len() - v.unread_bytes,
+                v.unread_bytes
+            )?;
+        }
     }
     println!(
         "rule {}{}, dropped {}",

@@ -113,7 +113,7 @@ impl Entry {
     /// Whether its pieces are missing or stale, so screening sees only the whole entry until
     /// `memory reembed` prepares it again.
     pub fn needs_reembed(&self) -> bool {
-        self.prepare_version != Some(PREPARE_VERSION)
+        !switchyard_untrusted::prepared_alike(self.prepare_version, &self.text)
     }
 }
 

@@ -53,7 +53,7 @@ use switchyard_untrusted::{Origin, PrepareConfig};
 /// Version of the screening rules in [`Router::screen`]: part of [`Router::screen_key`], so
 /// verdicts stored by an older rule are not read as this one's. Bump it whenever the same
 /// index and pieces could reach another verdict.
-pub const SCREEN_RULES_VERSION: u32 = 7;
+pub const SCREEN_RULES_VERSION: u32 = 8;
 
 /// Entries with at least this many pieces (the whole included) are scored on every core.
 const PARALLEL_PIECES: usize = 8;
@@ -129,6 +129,9 @@ pub struct Verdict {
     pub pieces_embedded_now: usize,
     /// Whether only the whole entry was screened (no stored windows).
     pub whole_entry_only: bool,
+    /// Bytes of the entry past what screening reads (`switchyard_untrusted::screened_part`):
+    /// an assembly never shows them, and a caller passing the text on should pass only that part.
+    pub unread_bytes: usize,
     /// The deciding piece's lexical logit (hashed n-grams of its text), already part of
     /// `score`; absent without a lexical head.
     pub lexical_score: Option<f32>,
@@ -456,7 +459,9 @@ impl Router {
                 Some(f) => families[f].family.clone(),
                 None => "main".to_string(),
             });
-            let contrast = request.and_then(|r| request_contrast(r, e.text, &prepare));
+            // Like the pieces, it reads only what a prompt may show.
+            let read = switchyard_untrusted::screened_part(e.text);
+            let contrast = request.and_then(|r| request_contrast(r, read, &prepare));
             // The request contrast decides, as a family head does, when it stands further past
             // (or closer to) its threshold than the best piece does under its own head: the
             // verdict's margin is then the largest of the heads' margins, whose sign is the
@@ -496,6 +501,7 @@ impl Router {
                 pieces_cleared: cleared_here,
                 pieces_embedded_now: embedded_here,
                 whole_entry_only: e.pieces.is_empty(),
+                unread_bytes: e.text.len() - read.len(),
                 lexical_score: lexical,
                 request_contrast: contrast.map(|c| c.contrast),
                 request_overlap: contrast.map(|c| c.overlap),

@@ -46,8 +46,13 @@ impl HistoryEntry {
         }
     }
 
+    /// The whole entry; of a screened one, only what screening read.
     fn verbatim(&self) -> String {
-        format!("- [{}] {}", self.label(), neutralize(&self.content))
+        let content = match self.needs_screening() {
+            true => crate::screening::shown_part(&self.content).0,
+            false => std::borrow::Cow::Borrowed(self.content.as_str()),
+        };
+        format!("- [{}] {}", self.label(), neutralize(&content))
     }
 
     /// The first sentence (at most 200 characters), or for a tool result its status.

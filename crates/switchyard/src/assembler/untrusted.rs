@@ -137,14 +137,24 @@ impl Assembler {
                 part.screened_out = dropped;
                 part.filtered += dropped;
                 let mut offered = Vec::new();
+                let mut cut = 0;
                 for (h, _) in hits.iter().zip(&flagged).filter(|(_, f)| !**f) {
                     let e = &h.entry;
                     offered.push(e.id);
+                    // Only what screening read reaches the prompt.
+                    let (text, was_cut) = crate::screening::shown_part(&e.text);
+                    cut += usize::from(was_cut);
                     if e.kind == "activity" {
-                        part.activity.push(e.text.clone())
+                        part.activity.push(text.into_owned())
                     } else {
-                        part.memories.push(e.text.clone())
+                        part.memories.push(text.into_owned())
                     }
+                }
+                if cut > 0 {
+                    diagnostics.push(format!(
+                        "{cut} memory entries are longer than screening reads ({} KiB): only that part of them is shown",
+                        switchyard_untrusted::MAX_SCREENED_BYTES / 1024
+                    ));
                 }
                 // Hit counts are what promotes an operator's rule; losing one is not worth
                 // failing the assembly.
