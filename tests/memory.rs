@@ -262,10 +262,10 @@ fn replace_re_embeds_and_re_screens_in_one_step() {
     assert!(matches!(store.replace(&model, id, "  "), Err(MemoryError::EmptyText)));
 }
 
-#[test]
-fn stores_from_before_named_stores_open_with_every_entry_in_memory() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("old.db");
+/// A store as the first version wrote it (no named stores, pieces, counts or text hashes),
+/// holding one note, "an old note".
+fn old_store(dir: &std::path::Path) -> PathBuf {
+    let db = dir.join("old.db");
     let conn = rusqlite::Connection::open(&db).unwrap();
     conn.execute_batch(
         "CREATE TABLE entries (id INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, text TEXT NOT NULL,
@@ -274,7 +274,13 @@ fn stores_from_before_named_stores_open_with_every_entry_in_memory() {
              VALUES ('memory', 'an old note', 1700000000, 'cli', x'0000803f', 'ff');",
     )
     .unwrap();
-    drop(conn);
+    db
+}
+
+#[test]
+fn stores_from_before_named_stores_open_with_every_entry_in_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = old_store(dir.path());
     let mut store = MemoryStore::open(&db).unwrap();
     let e = &store.list().unwrap()[0];
     assert_eq!((e.store.as_str(), e.text.as_str()), ("memory", "an old note"));
@@ -317,16 +323,7 @@ fn screening_verdicts_are_kept_per_key_and_forgotten_when_the_entry_changes() {
 #[test]
 fn a_store_from_before_text_hashes_still_finds_a_text_it_holds() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("old.db");
-    let conn = rusqlite::Connection::open(&db).unwrap();
-    conn.execute_batch(
-        "CREATE TABLE entries (id INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, text TEXT NOT NULL,
-             created_at INTEGER NOT NULL, source TEXT NOT NULL, embedding BLOB NOT NULL, fingerprint TEXT NOT NULL);
-         INSERT INTO entries (kind, text, created_at, source, embedding, fingerprint)
-             VALUES ('memory', 'an old note', 1700000000, 'cli', x'0000803f', 'ff');",
-    )
-    .unwrap();
-    drop(conn);
+    let db = old_store(dir.path());
     let model = HashEmbedder::new(1);
     let mut store = MemoryStore::open(&db).unwrap();
     // The store's model is recorded nowhere yet, so any model may add to it.
