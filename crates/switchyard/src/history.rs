@@ -9,6 +9,7 @@ use crate::render::{TokenCounter, neutralize, sha256};
 use serde::{Deserialize, Serialize};
 use std::num::NonZeroUsize;
 use std::sync::Mutex;
+use switchyard_untrusted::PrepareConfig;
 
 /// At most this many of the latest entries are considered.
 pub const MAX_HISTORY_ENTRIES: usize = 200;
@@ -46,17 +47,21 @@ impl HistoryEntry {
         }
     }
 
-    /// The whole entry; of a screened one, only what screening read.
-    fn verbatim(&self) -> String {
-        let content = match self.needs_screening() {
-            true => crate::screening::shown_part(&self.content).0,
+    /// Its content as a prompt may show it: of a screened entry, only what screening read.
+    fn shown(&self, prepare: &PrepareConfig) -> std::borrow::Cow<'_, str> {
+        match self.needs_screening() {
+            true => switchyard_untrusted::shown_part(&self.content, prepare).0,
             false => std::borrow::Cow::Borrowed(self.content.as_str()),
-        };
-        format!("- [{}] {}", self.label(), neutralize(&content))
+        }
+    }
+
+    /// The whole entry.
+    fn verbatim(&self, prepare: &PrepareConfig) -> String {
+        format!("- [{}] {}", self.label(), neutralize(&self.shown(prepare)))
     }
 
     /// The first sentence (at most 200 characters), or for a tool result its status.
-    fn condensed(&self) -> String {
+    fn condensed(&self, prepare: &PrepareConfig) -> String {
         if self.role == "tool" || self.tool.is_some() {
             let lower = self.content.to_lowercase();
             let failed = ["error", "failed", "exception", "traceback", "denied", "timed out"]
@@ -64,7 +69,8 @@ impl HistoryEntry {
                 .any(|w| lower.contains(w));
             return format!("- [{}] {}", self.label(), if failed { "error" } else { "ok" });
         }
-        let text = self.content.trim();
+        let shown = self.shown(prepare);
+        let text = shown.trim();
         let end = text
             .char_indices()
             .find(|&(i, c)| {
@@ -141,6 +147,7 @@ impl Default for HistoryMemo {
 pub(crate) fn fit(
     entries: &[HistoryEntry],
     flagged: &[bool],
+    prepare: &PrepareConfig,
     budget: usize,
     counter: TokenCounter,
     memo: &HistoryMemo,
@@ -150,7 +157,7 @@ pub(crate) fn fit(
         if flagged.get(i).copied().unwrap_or(false) {
             format!("- [{}] (removed: screening flagged an injected instruction)", e.label())
         } else {
-            e.verbatim()
+            e.verbatim(prepare)
         }
     };
     let lines: Vec<String> = entries.iter().enumerate().map(|(i, e)| line(i, e)).collect();
@@ -191,7 +198,7 @@ pub(crate) fn fit(
             let condensed: Vec<String> = older
                 .iter()
                 .enumerate()
-                .map(|(i, e)| if flagged[i] { line(i, e) } else { e.condensed() })
+                .map(|(i, e)| if flagged[i] { line(i, e) } else { e.condensed(prepare) })
                 .collect();
             // About a tenth of the budget: the newest condensed lines that fit.
             let cap = (budget / 10).max(32);

@@ -4,22 +4,6 @@ use std::sync::Mutex;
 use switchyard_memory::StoredPiece;
 use switchyard_router::{PieceRef, ScreenEntry};
 
-/// What a prompt shows of an untrusted text: the part screening read
-/// ([`switchyard_untrusted::screened_part`]), and when that is not all of it, how much was
-/// left out. Returns whether it was cut.
-pub(crate) fn shown_part(text: &str) -> (std::borrow::Cow<'_, str>, bool) {
-    let part = switchyard_untrusted::screened_part(text);
-    if part.len() == text.len() {
-        return (std::borrow::Cow::Borrowed(text), false);
-    }
-    let note = format!(
-        "{part} [... {} more bytes left out: screening reads the first {} KiB of a text]",
-        text.len() - part.len(),
-        switchyard_untrusted::MAX_SCREENED_BYTES / 1024
-    );
-    (std::borrow::Cow::Owned(note), true)
-}
-
 /// The [`ScreenEntry`] of a text with the embeddings stored for it (by `memory add`, or by
 /// [`switchyard_memory::embed_for_screening`]): the whole text and each of its pieces. With
 /// `windows` off, only the whole text is screened (the pre-window behaviour, for comparison).

@@ -17,10 +17,12 @@
 
 mod coherence;
 mod deobfuscate;
+mod shown;
 mod window;
 
 pub use crate::coherence::neighbourhood_overlap;
 pub use crate::deobfuscate::{base64_payloads, normalise};
+pub use crate::shown::{MAX_SCREENED_BYTES, screened_part, shown_part};
 pub use crate::window::{Window, WindowConfig, sentence_units, windows};
 
 use serde::{Deserialize, Serialize};
@@ -30,28 +32,6 @@ use serde::{Deserialize, Serialize};
 /// version 5 prepares a text's first [`MAX_SCREENED_BYTES`] only, so a text within them is
 /// prepared as version 4 did ([`prepared_alike`]).
 pub const PREPARE_VERSION: u32 = 5;
-
-/// Screening reads at most this many bytes of an untrusted text, and a prompt shows no more of
-/// it ([`screened_part`]). A text this long still gets windows of ordinary size (under 400
-/// bytes, about 100 tokens, which the model sees whole) and, unless its sentences average
-/// under 64 bytes, one sentence piece per sentence. Past it, windows had to grow with the text
-/// (1.4 KB, ten sentences each, in a 60 KB text) and sentence pieces stopped, so an instruction
-/// placed far enough into a long entry reached a prompt with a large budget unscreened.
-pub const MAX_SCREENED_BYTES: usize = 16 * 1024;
-
-/// The part of `text` that screening reads and a prompt may show: all of it up to
-/// [`MAX_SCREENED_BYTES`], else its first bytes up to the last whitespace before that bound
-/// (or the last character boundary, in a text with no whitespace near it).
-pub fn screened_part(text: &str) -> &str {
-    if text.len() <= MAX_SCREENED_BYTES {
-        return text;
-    }
-    let head = cut(text, MAX_SCREENED_BYTES);
-    match head.rfind(char::is_whitespace) {
-        Some(at) if head.len() - at <= 200 => &head[..at],
-        _ => head,
-    }
-}
 
 /// Whether pieces stored for `text` by preparation `version` are those this version makes:
 /// this version's, or version 4's for a text within [`MAX_SCREENED_BYTES`].
@@ -136,7 +116,7 @@ pub struct Piece {
     pub origin: Origin,
 }
 
-fn cut(text: &str, max: usize) -> &str {
+pub(crate) fn cut(text: &str, max: usize) -> &str {
     if text.len() <= max {
         return text;
     }

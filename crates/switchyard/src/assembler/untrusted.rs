@@ -138,11 +138,12 @@ impl Assembler {
                 part.filtered += dropped;
                 let mut offered = Vec::new();
                 let mut cut = 0;
+                let prepare = self.router.prepare_config();
                 for (h, _) in hits.iter().zip(&flagged).filter(|(_, f)| !**f) {
                     let e = &h.entry;
                     offered.push(e.id);
                     // Only what screening read reaches the prompt.
-                    let (text, was_cut) = crate::screening::shown_part(&e.text);
+                    let (text, was_cut) = switchyard_untrusted::shown_part(&e.text, &prepare);
                     cut += usize::from(was_cut);
                     if e.kind == "activity" {
                         part.activity.push(text.into_owned())
@@ -152,8 +153,9 @@ impl Assembler {
                 }
                 if cut > 0 {
                     diagnostics.push(format!(
-                        "{cut} memory entries are longer than screening reads ({} KiB): only that part of them is shown",
-                        switchyard_untrusted::MAX_SCREENED_BYTES / 1024
+                        "{cut} memory entries hold text screening does not read (past their first {} KiB, or encoded payloads past the first {}): it is left out of the prompt",
+                        switchyard_untrusted::MAX_SCREENED_BYTES / 1024,
+                        prepare.max_payloads
                     ));
                 }
                 // Hit counts are what promotes an operator's rule; losing one is not worth
@@ -220,6 +222,7 @@ impl Assembler {
         let body = fit(
             entries,
             &flagged,
+            &self.router.prepare_config(),
             share.saturating_sub(24),
             self.config.counter,
             &self.history_memo,
