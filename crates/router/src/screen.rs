@@ -29,7 +29,8 @@
 //! not; the nearest patterns stay those of that best piece. It reads text only: no embedding, whatever the triage cleared.
 //!
 //! **Sentence pieces** (version 17 on; see `switchyard_format::ScreenTriageMeta`). An entry
-//! longer than one window is also screened sentence by sentence: windows pack sentences, and
+//! is also screened sentence by sentence where its windows are not its sentences (see
+//! `switchyard_untrusted::sentence_pieces`): windows pack sentences, and
 //! an instruction packed with longer benign sentences is diluted in its window's embedding
 //! where alone it is not. A sentence piece is scored by the main head alone (no family head,
 //! no near-copy rule) against the index's sentence threshold, chosen at build time on benign
@@ -53,7 +54,7 @@ use switchyard_untrusted::{Origin, PrepareConfig};
 /// Version of the screening rules in [`Router::screen`]: part of [`Router::screen_key`], so
 /// verdicts stored by an older rule are not read as this one's. Bump it whenever the same
 /// index and pieces could reach another verdict.
-pub const SCREEN_RULES_VERSION: u32 = 8;
+pub const SCREEN_RULES_VERSION: u32 = 9;
 
 /// Entries with at least this many pieces (the whole included) are scored on every core.
 const PARALLEL_PIECES: usize = 8;
