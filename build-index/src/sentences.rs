@@ -7,8 +7,7 @@
 //! window with two sentences of release notes. Screened on its own, it is seen.
 //!
 //! **How it is chosen.** Every benign training text longer than one window (the training files'
-//! documents, system prompts and long requests, and the catalog's long look-alikes), and every
-//! shorter one with a sentence piece (wrapped lines, a JSON value, an HTML comment), is cut into
+//! documents, system prompts and long requests, and the catalog's long look-alikes) is cut into
 //! its sentence pieces as `memory add` cuts an entry; the pieces the triage clears are left out,
 //! as they are at run time. The texts are split in two halves (by position), and the main head
 //! is fitted twice more, each time without one half's rows (the text and its windows), so each
@@ -58,12 +57,7 @@ pub(crate) fn calibrate(
     };
     let options = &training.options;
     let config = switchyard_untrusted::PrepareConfig { sentence_pieces: true, ..options.prepare };
-    // The texts the sentence rule reads: those longer than one window, and shorter ones with a
-    // piece their windows are not (wrapped lines, a JSON value, an HTML comment).
-    let exposed = |t: &&String| {
-        t.trim().len() > config.windows.single_window_bytes
-            || prepare(t, &config).iter().any(|p| p.origin == Origin::Sentence)
-    };
+    let exposed = |t: &&String| t.trim().len() > config.windows.single_window_bytes;
     let documents: Vec<&String> = training
         .rows
         .iter()

@@ -363,7 +363,7 @@ pub(crate) fn request_line(q: &switchyard::format::ScreenRequestMeta) -> String 
 pub(crate) fn triage_line(t: &switchyard::format::ScreenTriageMeta) -> String {
     let sentences = match t.sentence_threshold {
         Some(s) => format!(
-            "\nsentences  each sentence an entry's windows do not hold alone is screened alone too (when the triage keeps it), flagged at a logit of {s:.3}; {:.1}% of {} benign training texts with such sentences reach it",
+            "\nsentences  each sentence of an entry longer than one window is screened alone too (when the triage keeps it), flagged at a logit of {s:.3}; {:.1}% of {} long benign training texts reach it",
             t.sentence_benign_flagged * 100.0,
             t.sentence_texts
         ),

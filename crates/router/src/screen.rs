@@ -29,7 +29,7 @@
 //! not; the nearest patterns stay those of that best piece. It reads text only: no embedding, whatever the triage cleared.
 //!
 //! **Sentence pieces** (version 17 on; see `switchyard_format::ScreenTriageMeta`). An entry
-//! is also screened sentence by sentence where its windows are not its sentences (see
+//! longer than one window is also screened sentence by sentence (see
 //! `switchyard_untrusted::sentence_pieces`): windows pack sentences, and
 //! an instruction packed with longer benign sentences is diluted in its window's embedding
 //! where alone it is not. A sentence piece is scored by the main head alone (no family head,
