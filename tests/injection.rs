@@ -11,7 +11,7 @@ use std::sync::Arc;
 use switchyard::AssemblerBuilder;
 use switchyard_build_index::{BuildOptions, BuildOutcome, ScreenTraining, build_to_file};
 use switchyard_embed::Embedder;
-use switchyard_memory::MemoryStore;
+use switchyard_memory::{MemoryStore, Preparation};
 use switchyard_router::RouterBuilder;
 
 /// The default catalog's e5-small index, built once per test binary (building it takes most
@@ -363,6 +363,44 @@ fn an_old_store_is_screened_whole_with_a_diagnostic_until_reembed_upgrades_it() 
     b.memory_db(Some(db));
     let out =
         b.build(hash()).unwrap().assemble("fix the flaky login test", &options_here()).unwrap();
+    assert!(!out.diagnostics.iter().any(|d| d.contains("memory reembed")), "{:?}", out.diagnostics);
+}
+
+#[test]
+fn entries_with_an_older_versions_pieces_are_screened_with_them_and_a_diagnostic_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = build(&default_catalog(), hash().as_ref(), dir.path(), "d.idx");
+    let router = RouterBuilder::new(&index).build(hash()).unwrap();
+    let db = dir.path().join("m.db");
+    // Hard-wrapped prose: this version also reads the lines together, version 5 did not.
+    let text = "The login tests are flaky because the session\ntoken expires after five seconds in\nthe runner, so retry them once. "
+        .repeat(6);
+    let mut store = MemoryStore::open(&db).unwrap();
+    store.set_prepare(router.prepare_config()).set_triage(router.screen_triage());
+    store.add(hash().as_ref(), "memory", &text, "t").unwrap();
+    assert_eq!(store.needs_reembed_count().unwrap(), 0);
+    drop(store);
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute("UPDATE entries SET prepare_version = 5", []).unwrap();
+    drop(conn);
+    let assembled = || {
+        let mut b = AssemblerBuilder::new(&index);
+        b.memory_db(Some(db.clone()));
+        b.build(hash()).unwrap().assemble("fix the flaky login test", &options_here()).unwrap()
+    };
+    let out = assembled();
+    let note = out.diagnostics.iter().find(|d| d.contains("memory reembed"));
+    let note = note.unwrap_or_else(|| panic!("{:?}", out.diagnostics));
+    assert!(note.contains("1 were screened with the pieces an older version stored"), "{note}");
+    assert!(!note.contains("as a whole"), "{note}");
+
+    let mut store = MemoryStore::open(&db).unwrap();
+    assert_eq!(store.list().unwrap()[0].preparation, Preparation::Older);
+    store.set_prepare(router.prepare_config()).set_triage(router.screen_triage());
+    assert_eq!(store.reembed(hash().as_ref()).unwrap(), 1);
+    assert_eq!(store.list().unwrap()[0].preparation, Preparation::Current);
+    drop(store);
+    let out = assembled();
     assert!(!out.diagnostics.iter().any(|d| d.contains("memory reembed")), "{:?}", out.diagnostics);
 }
 

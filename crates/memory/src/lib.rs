@@ -75,6 +75,9 @@ pub struct Entry {
     /// Version of the preparation its pieces were made with; `None` for entries stored before
     /// pieces existed.
     pub prepare_version: Option<u32>,
+    /// How its stored pieces compare with those this version makes; worked out once, when the
+    /// entry is read.
+    pub preparation: Preparation,
     /// Its pieces beyond the whole entry (none when the entry is one plain window).
     #[serde(skip)]
     pub pieces: Vec<StoredPiece>,
@@ -82,6 +85,30 @@ pub struct Entry {
     pub hits: u32,
     /// For an operator rule: marked proven by the operator.
     pub proven: bool,
+}
+
+/// How an entry's stored pieces compare with those this version of screening makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Preparation {
+    /// The pieces this version makes.
+    Current,
+    /// Pieces an older version made: screening reads them, but this version would cut the text
+    /// into other ones (wrapped lines, run-on prose, JSON strings, HTML comments...).
+    Older,
+    /// Stored before pieces existed: screened as a whole.
+    Missing,
+}
+
+impl Preparation {
+    /// What pieces stored by preparation `version` for `text` are.
+    pub fn of(version: Option<u32>, text: &str) -> Self {
+        match version {
+            None => Self::Missing,
+            Some(_) if switchyard_untrusted::prepared_alike(version, text) => Self::Current,
+            Some(_) => Self::Older,
+        }
+    }
 }
 
 /// One stored piece of an entry and its embedding.
@@ -110,10 +137,10 @@ impl Entry {
         self.kind == RULE_KIND && (self.proven || self.hits >= PROMOTION_HITS)
     }
 
-    /// Whether its pieces are missing or stale, so screening sees only the whole entry until
-    /// `memory reembed` prepares it again.
+    /// Whether its pieces are missing or an older version's, so screening reads it as a whole
+    /// or with those pieces until `memory reembed` prepares it again.
     pub fn needs_reembed(&self) -> bool {
-        !switchyard_untrusted::prepared_alike(self.prepare_version, &self.text)
+        self.preparation != Preparation::Current
     }
 }
 

@@ -2,7 +2,7 @@
 //! written since a cache last looked, or a few by id), and the vectors search scans.
 
 use crate::cache::SearchRow;
-use crate::{Entry, INSTRUCTION_KINDS, MemoryError, Result, StoredPiece};
+use crate::{Entry, INSTRUCTION_KINDS, MemoryError, Preparation, Result, StoredPiece};
 use rusqlite::{Connection, Params};
 use std::path::Path;
 use switchyard_untrusted::Origin;
@@ -41,7 +41,9 @@ pub(crate) fn read_entries<P: Params + Clone>(
     for row in rows {
         let (id, kind, text, created_at, source, blob, prepare_version, hits, proven, store) =
             row.map_err(sql)?;
+        let prepare_version = prepare_version.and_then(|v| u32::try_from(v).ok());
         out.push(Entry {
+            preparation: Preparation::of(prepare_version, &text),
             id,
             kind,
             store,
@@ -49,7 +51,7 @@ pub(crate) fn read_entries<P: Params + Clone>(
             created_at,
             source,
             embedding: floats(path, id, &blob)?,
-            prepare_version: prepare_version.and_then(|v| u32::try_from(v).ok()),
+            prepare_version,
             pieces: Vec::new(),
             hits: u32::try_from(hits).unwrap_or(0),
             proven,

@@ -123,13 +123,10 @@ impl Assembler {
                         diagnostics.push(format!("screening verdicts not recorded: {e}"));
                     }
                 }
-                let stale = hits.iter().filter(|h| h.entry.needs_reembed()).count();
-                if stale > 0 {
-                    diagnostics.push(format!(
-                        "{stale} memory entries were stored without window embeddings and were screened as a whole only; run `switchyard memory reembed --db {} --index <index>` to screen them window by window",
-                        store.path().display()
-                    ));
-                }
+                diagnostics.extend(stale_pieces_note(
+                    hits.iter().map(|h| h.entry.preparation),
+                    store.path(),
+                ));
                 // An entry without a verdict (none is expected) is left out, never injected
                 // unchecked.
                 let flagged: Vec<bool> = flagged.into_iter().map(|f| f.unwrap_or(true)).collect();
@@ -236,4 +233,39 @@ impl Assembler {
         }
         (format!("{H_HISTORY}\n{HISTORY_OPEN}\n{body}\n{HISTORY_CLOSE}\n"), report)
     }
+}
+
+/// What an assembly says about the hits whose stored pieces are not this version's, if any:
+/// how they were screened, and the command that prepares them again.
+fn stale_pieces_note(
+    preparations: impl Iterator<Item = switchyard_memory::Preparation>,
+    db: &std::path::Path,
+) -> Option<String> {
+    use switchyard_memory::Preparation;
+    let (mut missing, mut older) = (0, 0);
+    for p in preparations {
+        match p {
+            Preparation::Missing => missing += 1,
+            Preparation::Older => older += 1,
+            Preparation::Current => {}
+        }
+    }
+    let mut how = Vec::new();
+    if missing > 0 {
+        how.push(format!(
+            "{missing} were stored without window embeddings and were screened as a whole only"
+        ));
+    }
+    if older > 0 {
+        how.push(format!(
+            "{older} were screened with the pieces an older version stored, which can miss an instruction hidden by the text's shape (wrapped lines, run-on prose, a JSON string, an HTML comment)"
+        ));
+    }
+    (!how.is_empty()).then(|| {
+        format!(
+            "of the memory entries found, {}; run `switchyard memory reembed --db {} --index <index>` to screen them with this version's pieces",
+            how.join(", and "),
+            db.display()
+        )
+    })
 }
