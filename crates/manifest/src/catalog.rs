@@ -139,7 +139,8 @@ struct SkillsFile {
 struct RawSkill {
     name: Spanned<String>,
     description: Spanned<String>,
-    modes: Spanned<Vec<String>>,
+    #[serde(default)]
+    modes: Option<Spanned<Vec<String>>>,
     #[serde(default)]
     examples: Vec<String>,
     #[serde(default)]
@@ -347,12 +348,15 @@ pub(crate) fn unique(
     Ok(n)
 }
 
+/// The modes a tool or skill lists, checked against the catalog's; every mode (`"any"`) when it
+/// lists none: a catalog of names and descriptions alone is a catalog.
 pub(crate) fn check_modes(
     src: &Source,
-    modes: &Spanned<Vec<String>>,
+    modes: Option<&Spanned<Vec<String>>>,
     known: &BTreeSet<String>,
     field: &str,
 ) -> Result<Vec<String>> {
+    let Some(modes) = modes else { return Ok(vec!["any".to_string()]) };
     if modes.get_ref().is_empty() {
         return Err(src.invalid(modes.span(), field, "must list at least one mode, or \"any\""));
     }
@@ -444,7 +448,7 @@ impl Catalog {
                 long_text(src, line, "skill.description", &name, &description, &mut warnings);
                 skills.push(Skill {
                     description,
-                    modes: check_modes(src, &s.modes, &mode_names, "skill.modes")?,
+                    modes: check_modes(src, s.modes.as_ref(), &mode_names, "skill.modes")?,
                     examples: clean_list(s.examples),
                     body,
                     tags: clean_list(s.tags),

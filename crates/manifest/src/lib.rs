@@ -3,9 +3,9 @@
 //!
 //! | file | tables | fields |
 //! |---|---|---|
-//! | `tools.toml` (required) | `[[tool]]` | `name` (unique, `[A-Za-z0-9_.-]+`, kept as written: the name the agent calls), `description`, `modes` (mode names or `"any"`), `examples`?, `parameters`? (a JSON-schema table) |
+//! | `tools.toml` (required) | `[[tool]]` | `name` (unique, `[A-Za-z0-9_.-]+`, kept as written: the name the agent calls), `description`, `modes`? (mode names or `"any"`; every mode when left out), `examples`?, `parameters`? (a JSON-schema table) |
 //! | `tools.json`, `tools/*.json` (one per server; instead of or beside `tools.toml`) | an MCP `tools/list` result, or an array of function-calling tools | `name`, `description`?, `inputSchema`? (or `parameters`, `input_schema`), `title`?; each tool in every mode |
-//! | `skills.toml` | `[[skill]]` | `name`, `description`, `modes`, `examples`?, `body`? (path relative to the folder) |
+//! | `skills.toml` | `[[skill]]` | `name`, `description`, `modes`? (as for tools), `examples`?, `body`? (path relative to the folder) |
 //! | `modes.toml` | `[[mode]]` | `name`, `description`, `keywords`, `examples`?, `base_tools`?, `base_skills`?, `rules`? (path) |
 //! | `injection.toml` | `[[pattern]]`, `[[benign]]` | `text`, `lang`, `category`? (patterns only); a folder without any gets the built-in set at build time ([`Catalog::use_built_in_attacks`]) |
 //! | `screen_checks.toml` | `[[must_flag]]`, `[[must_keep]]` | `text`, `lang`: texts every built injection screen must flag or let through (checked at build time, never trained on) |

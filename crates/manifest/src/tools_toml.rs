@@ -22,7 +22,8 @@ struct RawTool {
     name: Spanned<String>,
     #[serde(default)]
     description: Option<Spanned<String>>,
-    modes: Spanned<Vec<String>>,
+    #[serde(default)]
+    modes: Option<Spanned<Vec<String>>>,
     #[serde(default)]
     examples: Vec<String>,
     #[serde(default)]
@@ -64,7 +65,7 @@ pub(crate) fn parse(
         let description = t.description.as_ref().map(|d| d.get_ref().trim().to_string());
         let tool = Tool {
             description: description.unwrap_or_default(),
-            modes: check_modes(src, &t.modes, mode_names, "tool.modes")?,
+            modes: check_modes(src, t.modes.as_ref(), mode_names, "tool.modes")?,
             examples: clean_list(t.examples),
             parameters,
             tags: clean_list(t.tags),

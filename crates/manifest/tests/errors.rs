@@ -121,6 +121,22 @@ fn unknown_modes_list_the_allowed_ones() {
 }
 
 #[test]
+fn a_tool_or_skill_without_modes_is_offered_in_every_mode_and_an_empty_list_is_an_error() {
+    // A catalog of names and one-line descriptions is a catalog.
+    let tools = "[[tool]]\nname = \"restart_service\"\ndescription = \"Restart a service\"\n";
+    let skills = "[[skill]]\nname = \"incident\"\ndescription = \"Run an incident review\"\n";
+    let modes = MODES.replace("base_tools = [\"read_file\"]", "");
+    let dir = folder(&[("modes.toml", &modes), ("tools.toml", tools), ("skills.toml", skills)]);
+    let c = Catalog::load(dir.path()).unwrap();
+    assert_eq!(
+        (&c.tools[0].modes, &c.skills[0].modes),
+        (&vec!["any".to_string()], &vec!["any".to_string()])
+    );
+    let e = err(&[("modes.toml", &modes), ("tools.toml", &format!("{tools}modes = []\n"))]);
+    assert_eq!(e, "DIR/tools.toml:4: tool.modes: must list at least one mode, or \"any\"");
+}
+
+#[test]
 fn missing_base_tools_are_errors() {
     let modes = MODES.replace("base_tools = [\"read_file\"]", "base_tools = [\"nope\"]");
     let e = err(&[("modes.toml", &modes), ("tools.toml", TOOLS)]);
