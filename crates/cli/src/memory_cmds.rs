@@ -7,7 +7,7 @@ use clap::Args;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use switchyard::embed::Embedder;
-use switchyard::memory::MemoryStore;
+use switchyard::memory::{MemoryStore, Preparation};
 use switchyard::router::{Router, RouterBuilder};
 
 /// Arguments of `switchyard memory`.
@@ -330,16 +330,28 @@ pub fn memory(a: MemoryArgs) -> Result<()> {
             if json {
                 return print_json(&entries);
             }
+            let stale = entries.iter().filter(|e| e.needs_reembed()).count();
             for e in entries {
                 let promoted = if e.is_promoted_rule() { " promoted" } else { "" };
+                let pieces = match e.preparation {
+                    Preparation::Current => "",
+                    Preparation::Older => " older-pieces",
+                    Preparation::Missing => " no-pieces",
+                };
                 println!(
-                    "{:>5}  {:<9} {:<11} {}  hits {:<4}{promoted}  {}",
+                    "{:>5}  {:<9} {:<11} {}  hits {:<4}{promoted}{pieces}  {}",
                     e.id,
                     e.kind,
                     e.store,
                     e.created_at,
                     e.hits,
                     truncate(&e.text, 80)
+                );
+            }
+            if stale > 0 {
+                eprintln!(
+                    "{stale} entries have no pieces or an older version's (marked above): run `switchyard memory reembed --db {} --index <index>` to screen them with this version's",
+                    db.display()
                 );
             }
             Ok(())
