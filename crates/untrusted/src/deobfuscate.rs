@@ -232,18 +232,36 @@ const SHOUTED_RUN: usize = 3;
 /// 3.7 in capitals and 5.6 in lowercase). A word counts when it has two letters or more and no
 /// lowercase one; acronyms alone or in pairs ("the AWS API") are left as they are.
 fn fold_shouting(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut copied = 0;
+    for (start, end) in shouted_runs(text) {
+        out.push_str(&text[copied..start]);
+        let run = text[start..end].to_lowercase();
+        let mut chars = run.chars();
+        if let Some(first) = chars.next() {
+            out.extend(first.to_uppercase());
+            out.push_str(chars.as_str());
+        }
+        copied = end;
+    }
+    out.push_str(&text[copied..]);
+    out
+}
+
+/// The byte ranges of the runs of [`SHOUTED_RUN`] or more shouted words in `text` (words
+/// separated by whitespace only; a word counts when it has two letters or more and no lowercase
+/// one), in text order.
+pub(crate) fn shouted_runs(text: &str) -> Vec<(usize, usize)> {
     let shouted = |w: &str| {
         w.chars().filter(|c| c.is_alphabetic()).count() >= 2
             && w.chars().any(char::is_uppercase)
             && !w.chars().any(char::is_lowercase)
     };
-    // Words with their byte ranges, and runs of shouted words separated by spaces only.
     let words: Vec<(usize, &str)> = text
         .split_whitespace()
         .map(|w| (w.as_ptr() as usize - text.as_ptr() as usize, w))
         .collect();
-    let mut out = String::with_capacity(text.len());
-    let mut copied = 0;
+    let mut runs = Vec::new();
     let mut i = 0;
     while i < words.len() {
         let mut j = i;
@@ -251,20 +269,11 @@ fn fold_shouting(text: &str) -> String {
             j += 1;
         }
         if j - i >= SHOUTED_RUN {
-            let (start, end) = (words[i].0, words[j - 1].0 + words[j - 1].1.len());
-            out.push_str(&text[copied..start]);
-            let run = text[start..end].to_lowercase();
-            let mut chars = run.chars();
-            if let Some(first) = chars.next() {
-                out.extend(first.to_uppercase());
-                out.push_str(chars.as_str());
-            }
-            copied = end;
+            runs.push((words[i].0, words[j - 1].0 + words[j - 1].1.len()));
         }
         i = j.max(i + 1);
     }
-    out.push_str(&text[copied..]);
-    out
+    runs
 }
 
 /// Applies `f` to each run of non-whitespace characters of `text`, whitespace kept.
@@ -329,6 +338,28 @@ const IDENTIFIER_WORDS: usize = 4;
 /// "IgnoreYourPreviousInstructions" -> "ignore your previous instructions"), lowercased but for
 /// the first letter. Shorter identifiers ("user_id", "getUserName") are left as they are.
 fn split_identifier(token: &str) -> String {
+    match identifier_words(token) {
+        Some((at, len, lower)) => format!("{}{lower}{}", &token[..at], &token[at + len..]),
+        None => token.to_string(),
+    }
+}
+
+/// The byte ranges of the identifiers [`split_identifier`] reads as words in `text`, each
+/// without the punctuation around it, in text order.
+pub(crate) fn identifier_spans(text: &str) -> Vec<(usize, usize)> {
+    text.split_whitespace()
+        .filter_map(|token| {
+            let (at, len, _) = identifier_words(token)?;
+            let start = token.as_ptr() as usize - text.as_ptr() as usize + at;
+            Some((start, start + len))
+        })
+        .collect()
+}
+
+/// For a token holding an identifier of [`IDENTIFIER_WORDS`] or more words: where the
+/// identifier starts in it, its byte length and its words, spaced and lowercased but for the
+/// first letter.
+fn identifier_words(token: &str) -> Option<(usize, usize, String)> {
     let core = token.trim_matches(|c: char| !c.is_alphanumeric() && c != '_');
     let words: Vec<String> = if core.contains('_') {
         core.split('_').map(str::to_string).collect()
@@ -348,16 +379,16 @@ fn split_identifier(token: &str) -> String {
     };
     let letters_only = words.iter().all(|w| !w.is_empty() && w.chars().all(char::is_alphabetic));
     if words.len() < IDENTIFIER_WORDS || !letters_only {
-        return token.to_string();
+        return None;
     }
-    let at = token.find(core).unwrap_or(0);
+    let at = core.as_ptr() as usize - token.as_ptr() as usize;
     let spaced = words.join(" ");
     let mut lower = spaced.to_lowercase();
     if spaced.starts_with(char::is_uppercase) {
         let mut chars = lower.chars();
         lower = chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default();
     }
-    format!("{}{lower}{}", &token[..at], &token[at + core.len()..])
+    Some((at, core.len(), lower))
 }
 
 /// Whether [`normalise`] rules of preparation version 6 (hyphenated line breaks, shouting)
