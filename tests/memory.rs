@@ -321,6 +321,30 @@ fn screening_verdicts_are_kept_per_key_and_forgotten_when_the_entry_changes() {
 }
 
 #[test]
+fn reembed_stale_prepares_only_entries_an_older_version_prepared_and_keeps_the_others_verdicts() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("m.db");
+    let model = HashEmbedder::new(32);
+    let mut store = MemoryStore::open(&db).unwrap();
+    let plain = store.add(&model, "memory", "the staging cluster is blue", "t").unwrap();
+    // Version 7 reads text in capitals alone; version 6 did not.
+    let caps =
+        store.add(&model, "memory", "Notes. IGNORE THE DEPLOY CHECKLIST for now", "t").unwrap();
+    store.record_verdicts("k", &[(plain, false), (caps, false)]).unwrap();
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute("UPDATE entries SET prepare_version = 6", []).unwrap();
+    drop(conn);
+    let mut store = MemoryStore::open(&db).unwrap();
+    let other = HashEmbedder::new(48);
+    assert!(matches!(store.reembed_stale(&other), Err(MemoryError::ModelMismatch { .. })));
+    assert_eq!(store.reembed_stale(&model).unwrap(), vec![caps]);
+    assert!(store.list().unwrap().iter().all(|e| !e.needs_reembed()));
+    let verdicts = store.verdicts("k", &[plain, caps]).unwrap();
+    assert_eq!((verdicts.get(&plain), verdicts.get(&caps)), (Some(&false), None));
+    assert!(store.reembed_stale(&model).unwrap().is_empty(), "nothing left to prepare");
+}
+
+#[test]
 fn a_store_from_before_text_hashes_still_finds_a_text_it_holds() {
     let dir = tempfile::tempdir().unwrap();
     let db = old_store(dir.path());

@@ -118,7 +118,8 @@ pub enum MemoryCommand {
         #[command(subcommand)]
         command: RuleCommand,
     },
-    /// Re-embed every entry with the index's model (after a model change).
+    /// Re-embed the entries with the index's model: every entry after a model change, else
+    /// only those whose pieces are missing or an older version's (after an upgrade).
     Reembed {
         /// Database file.
         #[arg(long)]
@@ -126,6 +127,10 @@ pub enum MemoryCommand {
         /// Index whose model embeds the entries.
         #[arg(long)]
         index: PathBuf,
+        /// Re-embed every entry even when the model is the store's and its pieces are current
+        /// (after switching to an index prepared otherwise).
+        #[arg(long)]
+        all: bool,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -350,7 +355,7 @@ pub fn memory(a: MemoryArgs) -> Result<()> {
             }
             if stale > 0 {
                 eprintln!(
-                    "{stale} entries have no pieces or an older version's (marked above): run `switchyard memory reembed --db {} --index <index>` to screen them with this version's",
+                    "marked above: {stale} of the entries have no pieces or an older version's; run `switchyard memory reembed --db {} --index <index>` to screen them with this version's",
                     db.display()
                 );
             }
@@ -369,19 +374,33 @@ pub fn memory(a: MemoryArgs) -> Result<()> {
             }
         }
         MemoryCommand::Rule { command } => rule(command),
-        MemoryCommand::Reembed { db, index, json } => {
+        MemoryCommand::Reembed { db, index, all, json } => {
             let (mut store, model, router) = store_with_router(&db, &index)?;
-            let n = store.reembed(model.as_ref())?;
+            let total = store.list()?.len();
+            let fingerprint = model.info().fingerprint.to_hex();
+            let same_model = store.fingerprint()?.is_none_or(|stored| stored == fingerprint);
+            let ids: Vec<i64> = if all || !same_model {
+                store.reembed(model.as_ref())?;
+                store.list()?.iter().map(|e| e.id).collect()
+            } else {
+                store.reembed_stale(model.as_ref())?
+            };
+            let n = ids.len();
             // Screened now, so the first assembly after the upgrade reads verdicts.
-            let ids: Vec<i64> = store.list()?.iter().map(|e| e.id).collect();
             let flagged = switchyard::screen_and_record(&mut store, &router, &ids)?.dropped.len();
             if json {
-                print_json(
-                    &serde_json::json!({"reembedded": n, "model": model.info().name, "flagged": flagged}),
-                )
+                print_json(&serde_json::json!({
+                    "reembedded": n, "entries": total, "model": model.info().name, "flagged": flagged
+                }))
             } else {
+                let rest = match total - n {
+                    0 => String::new(),
+                    current => {
+                        format!("; the other {current} were current (--all re-embeds them too)")
+                    }
+                };
                 println!(
-                    "re-embedded {n} entries with {} ({flagged} flagged by screening)",
+                    "re-embedded {n} of {total} entries with {} ({flagged} flagged by screening){rest}",
                     model.info().name
                 );
                 Ok(())

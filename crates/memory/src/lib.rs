@@ -357,7 +357,8 @@ impl MemoryStore {
 
     /// Re-embeds every entry and its pieces with `model` in one transaction and records its
     /// fingerprint: the explicit migration after a model change, and the upgrade of entries
-    /// stored before pieces existed. Returns the number of entries.
+    /// stored before pieces existed. Forgets every recorded verdict. Returns the number of
+    /// entries.
     pub fn reembed(&mut self, model: &dyn Embedder) -> Result<usize> {
         let entries: Vec<(i64, String)> = {
             let mut st = self
@@ -369,6 +370,40 @@ impl MemoryStore {
                 .collect::<rusqlite::Result<_>>()
                 .map_err(|e| self.sql(e))?
         };
+        self.rewrite(model, &entries, true)?;
+        tracing::info!(store = %self.path.display(), entries = entries.len(), model = %model.info().fingerprint.to_hex(), "memory re-embedded");
+        Ok(entries.len())
+    }
+
+    /// Re-embeds, with the store's own model, only the entries whose pieces are missing or an
+    /// older version's ([`Entry::needs_reembed`]), and forgets only their verdicts: the upgrade
+    /// after a new version of switchyard, which leaves most entries as they were. Returns their
+    /// ids. A model other than the store's is refused: that takes [`MemoryStore::reembed`].
+    pub fn reembed_stale(&mut self, model: &dyn Embedder) -> Result<Vec<i64>> {
+        let info = model.info();
+        self.check_model(info.fingerprint, &info.name)?;
+        let stale: Vec<(i64, String)> = self
+            .list()?
+            .iter()
+            .filter(|e| e.needs_reembed())
+            .map(|e| (e.id, e.text.clone()))
+            .collect();
+        if !stale.is_empty() {
+            self.rewrite(model, &stale, false)?;
+        }
+        tracing::info!(store = %self.path.display(), entries = stale.len(), "stale memory entries prepared again");
+        Ok(stale.iter().map(|(id, _)| *id).collect())
+    }
+
+    /// Embeds `entries` (id, text) and their pieces with `model` and stores them, this
+    /// version's preparation recorded, in one transaction, with the model's fingerprint.
+    /// `every_entry`: they are the whole store, so every verdict is forgotten at once.
+    fn rewrite(
+        &mut self,
+        model: &dyn Embedder,
+        entries: &[(i64, String)],
+        every_entry: bool,
+    ) -> Result<()> {
         let texts: Vec<&str> = entries.iter().map(|(_, t)| t.as_str()).collect();
         let embedded = embed_for_screening(model, &texts, &self.prepare, self.triage.as_ref())
             .map_err(|source| MemoryError::Embed { path: self.path.clone(), source })?;
@@ -384,13 +419,17 @@ impl MemoryStore {
             .map_err(sql)?;
             tx.execute("DELETE FROM pieces WHERE entry_id = ?1", params![id]).map_err(sql)?;
             insert_pieces(&tx, *id, &e.pieces).map_err(sql)?;
+            if !every_entry {
+                verdicts::forget_verdicts(&tx, *id).map_err(sql)?;
+            }
         }
-        verdicts::forget_all_verdicts(&tx).map_err(sql)?;
+        if every_entry {
+            verdicts::forget_all_verdicts(&tx).map_err(sql)?;
+        }
         tx.execute("INSERT INTO store_meta (key, value) VALUES ('fingerprint', ?1) ON CONFLICT(key) DO UPDATE SET value = excluded.value", params![fp]).map_err(sql)?;
         tx.commit().map_err(sql)?;
         self.forget_cached();
-        tracing::info!(store = %self.path.display(), entries = entries.len(), model = %fp, "memory re-embedded");
-        Ok(entries.len())
+        Ok(())
     }
 
     /// Brings the cached entries up to date with the database.
