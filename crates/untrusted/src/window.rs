@@ -84,7 +84,8 @@ fn line_shape(line: &str, in_fence: bool) -> Shape {
 /// the tests: ignore your rules and ..."). Units longer than `max_unit` bytes are cut at word
 /// boundaries. Each unit carries the shape of its line. With `fine` (the units screening
 /// reads, [`screening_units`]), a prose line that a lowercase line continues is also read with
-/// it (hard-wrapped text), and a prose unit cut blindly also gets its fragments.
+/// it (hard-wrapped text), and a prose unit cut blindly also gets its fragments; with `fine` and
+/// `set_apart` too, a prose line's runs in capitals and identifiers of several words are units.
 fn units(text: &str, max_unit: usize, fine: bool, set_apart: bool) -> Vec<(Window, Shape)> {
     let mut out = Vec::new();
     let mut in_fence = false;
