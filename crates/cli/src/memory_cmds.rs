@@ -377,14 +377,7 @@ pub fn memory(a: MemoryArgs) -> Result<()> {
         MemoryCommand::Reembed { db, index, all, json } => {
             let (mut store, model, router) = store_with_router(&db, &index)?;
             let total = store.list()?.len();
-            let fingerprint = model.info().fingerprint.to_hex();
-            let same_model = store.fingerprint()?.is_none_or(|stored| stored == fingerprint);
-            let ids: Vec<i64> = if all || !same_model {
-                store.reembed(model.as_ref())?;
-                store.list()?.iter().map(|e| e.id).collect()
-            } else {
-                store.reembed_stale(model.as_ref())?
-            };
+            let ids = store.reembed_as_needed(model.as_ref(), all)?;
             let n = ids.len();
             // Screened now, so the first assembly after the upgrade reads verdicts.
             let flagged = switchyard::screen_and_record(&mut store, &router, &ids)?.dropped.len();

@@ -395,6 +395,20 @@ impl MemoryStore {
         Ok(stale.iter().map(|(id, _)| *id).collect())
     }
 
+    /// What `switchyard memory reembed` does: every entry when `model` is not the store's or
+    /// `all` is set ([`MemoryStore::reembed`]), else only the stale ones
+    /// ([`MemoryStore::reembed_stale`]). Returns the ids of the entries re-embedded.
+    pub fn reembed_as_needed(&mut self, model: &dyn Embedder, all: bool) -> Result<Vec<i64>> {
+        let fingerprint = model.info().fingerprint.to_hex();
+        let same_model = self.fingerprint()?.is_none_or(|stored| stored == fingerprint);
+        if all || !same_model {
+            self.reembed(model)?;
+            Ok(self.list()?.iter().map(|e| e.id).collect())
+        } else {
+            self.reembed_stale(model)
+        }
+    }
+
     /// Embeds `entries` (id, text) and their pieces with `model` and stores them, this
     /// version's preparation recorded, in one transaction, with the model's fingerprint.
     /// `every_entry`: they are the whole store, so every verdict is forgotten at once.

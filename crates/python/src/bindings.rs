@@ -338,9 +338,12 @@ impl PyMemory {
         self.with_store(py, move |s, _| s.remove(id))
     }
 
-    /// Re-embeds every entry with the index's model (after a model change); returns the count.
-    fn reembed(&self, py: Python<'_>) -> PyResult<usize> {
-        self.with_store(py, |s, m| s.reembed(m))
+    /// Re-embeds entries with the index's model; returns how many. Every entry after a model
+    /// change or with `all=True`; else only those whose pieces are missing or an older version's
+    /// (after an upgrade of switchyard), the others and their verdicts kept.
+    #[pyo3(signature = (*, all = false))]
+    fn reembed(&self, py: Python<'_>, all: bool) -> PyResult<usize> {
+        self.with_store(py, move |s, m| Ok(s.reembed_as_needed(m, all)?.len()))
     }
 
     fn __repr__(&self) -> PyResult<String> {

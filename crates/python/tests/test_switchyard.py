@@ -91,6 +91,9 @@ def test_memory_round_trip_and_screened_assembly(index, tmp_path):
     a = switchyard.Assembler(index, memory=db).assemble("fix the flaky login test", root="/")
     assert any("session token" in m for m in a["context"]["memories"])
     assert "ssh keys" not in a["prompt"]
+    # Entries this version prepared are current: only `all=True` re-embeds them.
+    assert memory.reembed() == 0
+    assert memory.reembed(all=True) == 2
     assert memory.remove(kept) is True
     assert memory.remove(kept) is False
     with pytest.raises(ValueError, match="use one of"):
