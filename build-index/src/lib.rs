@@ -555,6 +555,16 @@ pub fn off_topic_matches(existing: &Index, embedder: &dyn Embedder) -> bool {
     existing.off_topic().map(|o| o.margin) == expected
 }
 
+/// Whether `existing`'s counts of mode examples that ask questions were made by this build's
+/// question rules (an index without the counts is older than the format version, caught
+/// there). A router ignores counts made by other rules, so an index kept across a change of
+/// the rules would route without the question rule until rebuilt.
+pub fn mode_questions_match(existing: &Index) -> bool {
+    existing
+        .mode_questions()
+        .is_none_or(|q| q.rules_version == switchyard_lexical::QUESTION_RULES_VERSION)
+}
+
 /// Gives a catalog what `build_to_file` gives it before hashing and building: switchyard's
 /// built-in attacks when it brings none (unless `own_attacks_only`) and built-in thinking modes
 /// when it brings none. Returns whether it gave each; the index's manifest hash is the catalog's
@@ -606,6 +616,7 @@ pub fn build_to_file(
         && existing.adapter().map(|a| a.id.clone()) == options.adapter.as_ref().map(|(_, a)| a.id())
         && late_matches(&existing, embedder)
         && off_topic_matches(&existing, embedder)
+        && mode_questions_match(&existing)
     {
         return Ok(BuildOutcome::UpToDate { path: out.to_path_buf(), manifest_hash: hash });
     }

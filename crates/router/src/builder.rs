@@ -254,6 +254,18 @@ impl RouterBuilder {
                 message: format!("{m} is not a difference of two cosines, in -2..=2"),
             });
         }
+        if let Some(q) = index.mode_questions()
+            && q.rules_version != switchyard_lexical::QUESTION_RULES_VERSION
+            && c.question_modes
+        {
+            tracing::warn!(
+                index = %self.path.display(),
+                counted_with = q.rules_version,
+                current = switchyard_lexical::QUESTION_RULES_VERSION,
+                "the index counted its modes' questions with other question rules, so the \
+                 question rule stays off; rebuild it with switchyard build-index"
+            );
+        }
         let info = embedder.info();
         if index.header().fingerprint != info.fingerprint.0 || index.dim() != info.dim {
             let m = &index.meta().model;
