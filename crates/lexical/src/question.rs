@@ -41,7 +41,8 @@ pub const ASK_ANYWHERE_PAIRS: &[(&str, &str)] =
 
 /// Folded words that ask when they end the text ("le colis, il en est où", "c'est quand",
 /// "a reunião é quando"); earlier in a sentence they are as often relative ("l'entrepôt où").
-pub const ASK_AT_END: &[&str] = &["quand", "comment", "quoi", "combien", "quando", "onde", "quanto"];
+pub const ASK_AT_END: &[&str] =
+    &["quand", "comment", "quoi", "combien", "quando", "onde", "quanto"];
 
 /// Spanish interrogatives as written with their accent, which marks the question reading
 /// anywhere in a sentence ("cuánto", against the relative "cuanto"); matched on the lowercased,
@@ -98,9 +99,8 @@ pub fn is_question_words(text: &str, words: &[String]) -> bool {
 /// anywhere (see the module docs); the caller has checked that no request frame opens it.
 fn asks_in_place(text: &str, words: &[String]) -> bool {
     let anywhere = words.iter().any(|w| ASK_ANYWHERE.contains(&w.as_str()));
-    let pair = words
-        .windows(2)
-        .any(|p| ASK_ANYWHERE_PAIRS.iter().any(|&(a, b)| p[0] == a && p[1] == b));
+    let pair =
+        words.windows(2).any(|p| ASK_ANYWHERE_PAIRS.iter().any(|&(a, b)| p[0] == a && p[1] == b));
     let at_end = words.last().is_some_and(|w| ASK_AT_END.contains(&w.as_str()));
     let lowered = text.to_lowercase();
     let spoken: Vec<&str> = lowered.split(|c: char| !c.is_alphanumeric()).collect();
