@@ -41,8 +41,8 @@ pub const ASK_ANYWHERE_PAIRS: &[(&str, &str)] =
 
 /// Folded words that ask when they end the text ("le colis, il en est où", "c'est quand",
 /// "a reunião é quando"); earlier in a sentence they are as often relative ("l'entrepôt où").
-pub const ASK_AT_END: &[&str] =
-    &["quand", "comment", "quoi", "combien", "quando", "onde", "quanto"];
+/// French "comment" is left out: in English it ends many commands ("add a comment").
+pub const ASK_AT_END: &[&str] = &["quand", "quoi", "combien", "quando", "onde", "quanto"];
 
 /// Spanish interrogatives as written with their accent, which marks the question reading
 /// anywhere in a sentence ("cuánto", against the relative "cuanto"); matched on the lowercased,
@@ -159,6 +159,7 @@ mod tests {
             "envía el pedido cuando puedas",
             "ship it as soon as you know where it goes",
             "can you tell me how many mugs are left",
+            "add a comment",
             "",
             "   ",
         ] {
