@@ -555,6 +555,16 @@ pub fn off_topic_matches(existing: &Index, embedder: &dyn Embedder) -> bool {
     existing.off_topic().map(|o| o.margin) == expected
 }
 
+/// Whether `existing`'s screen (if any) was trained by this build's screen code on texts this
+/// build's preparation made: a head trained on texts prepared otherwise is not the one this
+/// build would store.
+pub fn screen_code_matches(existing: &Index) -> bool {
+    existing.screen().is_none_or(|s| {
+        s.builder_version == screen::SCREEN_BUILDER_VERSION
+            && s.windowing.prepare_version == switchyard_untrusted::PREPARE_VERSION
+    })
+}
+
 /// Whether `existing`'s counts of mode examples that ask questions were made by this build's
 /// question rules (an index without the counts is older than the format version, caught
 /// there). A router ignores counts made by other rules, so an index kept across a change of

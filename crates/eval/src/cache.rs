@@ -50,6 +50,7 @@ pub fn cached_index(
             && switchyard_build_index::late_matches(&idx, embedder)
             && switchyard_build_index::off_topic_matches(&idx, embedder)
             && switchyard_build_index::mode_questions_match(&idx)
+            && switchyard_build_index::screen_code_matches(&idx)
     });
     if !up_to_date {
         let report = |done: usize, all: usize| progress("build index", done, all);
