@@ -84,6 +84,11 @@ MODELS = {
         # by this much raw cosine gets no tools (benches/RESULTS.md, session 34). MiniLM has no
         # such check: it reads non-English tasks as off-topic.
         "off_topic_margin": 0.02,
+        # A task in another language than the catalog moves twice the offset between its
+        # language's centroid of ordinary requests and the catalog's, in full once its language
+        # beats the catalog's by 0.02 cosine (benches/RESULTS.md, session 41). MiniLM, trained on
+        # English, has none.
+        "language_shift": (2.0, 0.02),
         "pooling": "mean",
         "max_tokens": 512,
         "license": "MIT",
@@ -171,6 +176,8 @@ def model_toml(name, spec):
         f"max_tokens = {spec['max_tokens']}",
         *([f"late_interaction = {spec['late_interaction']}"] if "late_interaction" in spec else []),
         *([f"off_topic_margin = {spec['off_topic_margin']}"] if "off_topic_margin" in spec else []),
+        *([f"language_shift = {{ strength = {spec['language_shift'][0]}, full_margin = {spec['language_shift'][1]} }}"]
+          if "language_shift" in spec else []),
         f"license = {toml_str(spec['license'])}",
         'attribution = "ATTRIBUTION"',
         "",

@@ -366,7 +366,16 @@ fn e5_builds_and_routes_portuguese_and_french() {
     ] {
         let d = router.route(task, &auto()).unwrap();
         assert!(d.tool_names().contains(&tool), "{task:?}: {:?}", d.tool_names());
+        // The catalog is English: a task in another language is moved towards it.
+        let language = d.language.as_ref().expect("e5-small's index has a language shift");
+        assert_eq!(language.catalog_language, "en");
+        assert_ne!(language.task_language, "en", "{task:?}: {language:?}");
+        assert!(language.strength > 0.0, "{task:?}: {language:?}");
     }
+    // An English task is left where it is.
+    let d = router.route("run the unit tests of the parser", &auto()).unwrap();
+    let language = d.language.expect("a language check");
+    assert_eq!((language.task_language.as_str(), language.strength), ("en", 0.0), "{language:?}");
 }
 
 /// Recall@k of tools on the default catalog's own examples, held out from the index: the index

@@ -21,6 +21,7 @@ mod cascade;
 mod family;
 mod late;
 pub use crate::late::LATE_STATE_BUDGET;
+mod language_shift;
 mod logistic;
 mod off_topic;
 mod query_shift;
@@ -37,6 +38,7 @@ mod triage;
 mod vector_cache;
 
 pub use crate::cascade::{DEFAULT_MARGIN, DEFAULT_MIN_COVERAGE};
+pub use crate::language_shift::{REQUESTS_BY_LANGUAGE, catalog_language};
 pub use crate::off_topic::{COVERAGE_SLACK, GENERAL_TOPICS};
 pub use crate::query_shift::{ORDINARY_REQUESTS, QUERY_SHIFT_STRENGTH};
 pub use crate::rows::{TextKind, embed_all, embed_all_as, embed_mixed, row_kinds, row_texts};
@@ -474,6 +476,9 @@ pub fn build_bytes_with(
     if let Some(general_topics) = &general_topics {
         w.off_topic(general_topics)?;
     }
+    if let Some(shift) = language_shift::section(embedder, catalog, adapter.is_some())? {
+        w.language_shift(&shift)?;
+    }
     if let Some(late) = late::section(embedder, catalog)? {
         w.late(&late)?;
     }
@@ -555,6 +560,26 @@ pub fn off_topic_matches(existing: &Index, embedder: &dyn Embedder) -> bool {
     existing.off_topic().map(|o| o.margin) == expected
 }
 
+/// Whether `existing`'s language shift agrees with the model's settings and this build's
+/// requests: the same strength, margin and languages, or no section for a model without one
+/// (or an index with a query adapter, which never has one).
+pub fn language_shift_matches(existing: &Index, embedder: &dyn Embedder) -> bool {
+    let expected = embedder.info().language_shift.filter(|_| existing.adapter().is_none());
+    match (existing.language_shift(), expected) {
+        (None, None) => true,
+        (Some(s), Some(e)) => {
+            s.strength == e.strength
+                && s.full_margin == e.full_margin
+                && s.requests.len() == REQUESTS_BY_LANGUAGE.len()
+                && REQUESTS_BY_LANGUAGE
+                    .iter()
+                    .zip(s.languages.iter().zip(&s.requests))
+                    .all(|((l, r), (sl, &sn))| l == sl && r.len() == sn as usize)
+        }
+        _ => false,
+    }
+}
+
 /// Whether `existing`'s screen (if any) was trained by this build's screen code on texts this
 /// build's preparation made: a head trained on texts prepared otherwise is not the one this
 /// build would store.
@@ -626,6 +651,7 @@ pub fn build_to_file(
         && existing.adapter().map(|a| a.id.clone()) == options.adapter.as_ref().map(|(_, a)| a.id())
         && late_matches(&existing, embedder)
         && off_topic_matches(&existing, embedder)
+        && language_shift_matches(&existing, embedder)
         && mode_questions_match(&existing)
     {
         return Ok(BuildOutcome::UpToDate { path: out.to_path_buf(), manifest_hash: hash });

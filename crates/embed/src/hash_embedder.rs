@@ -26,6 +26,7 @@ impl HashEmbedder {
                 fingerprint,
                 late_interaction: 0.0,
                 off_topic_margin: None,
+                language_shift: None,
             },
         }
     }

@@ -52,9 +52,9 @@ pub fn kernel_name() -> &'static str {
 }
 
 pub use crate::model::{
-    DEFAULT_LATE_INTERACTION, DEFAULT_MODEL, ModelFile, ModelInfo, ModelSourcePackage, ModelSpec,
-    Pooling, ResolvedModel, SHORT_NAMES, WeightFormat, from_dir, model_search_dirs, resolve,
-    resolve_in,
+    DEFAULT_LATE_INTERACTION, DEFAULT_MODEL, LanguageShift, ModelFile, ModelInfo,
+    ModelSourcePackage, ModelSpec, Pooling, ResolvedModel, SHORT_NAMES, WeightFormat, from_dir,
+    model_search_dirs, resolve, resolve_in,
 };
 
 #[cfg(feature = "candle")]

@@ -59,6 +59,26 @@ pub struct ModelInfo {
     /// (`benches/RESULTS.md`, session 34).
     #[serde(default)]
     pub off_topic_margin: Option<f32>,
+    /// How a task in another language than the catalog is moved towards the catalog's language
+    /// before the tools are scored; `None`: never. A property of the model: multilingual-e5 puts
+    /// a task in one language a common offset away from the same task in another, which
+    /// MiniLM, trained on English, does not (`benches/RESULTS.md`, session 41).
+    #[serde(default)]
+    pub language_shift: Option<LanguageShift>,
+}
+
+/// The language shift's settings (`language_shift = { strength = 2.0, full_margin = 0.02 }`
+/// in `model.toml`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LanguageShift {
+    /// How far the task moves, in units of the offset between its language's centroid of
+    /// ordinary requests and the catalog's.
+    pub strength: f32,
+    /// By how much (cosine with the unit centroids) the task's language must beat the
+    /// catalog's for the whole strength to apply; less gives a share of it, so a task read as
+    /// another language by a hair is hardly moved.
+    pub full_margin: f32,
 }
 
 /// The on-disk weight layout of a model folder.
@@ -129,6 +149,9 @@ pub struct ModelSpec {
     /// The off-topic check's margin; absent: no check. See [`ModelInfo::off_topic_margin`].
     #[serde(default)]
     pub off_topic_margin: Option<f32>,
+    /// The language shift; absent: none. See [`ModelInfo::language_shift`].
+    #[serde(default)]
+    pub language_shift: Option<LanguageShift>,
     /// SPDX licence of the weights.
     pub license: String,
     /// File holding the licence text and attribution.
@@ -239,6 +262,7 @@ impl ResolvedModel {
             fingerprint: self.fingerprint(),
             late_interaction: self.spec.late_interaction.unwrap_or(DEFAULT_LATE_INTERACTION),
             off_topic_margin: self.spec.off_topic_margin,
+            language_shift: self.spec.language_shift,
         }
     }
 }
@@ -393,6 +417,7 @@ fn plain_hf_folder(dir: &Path, name: &str) -> Result<ResolvedModel> {
             max_tokens: st_max.unwrap_or(max_pos).min(max_pos),
             late_interaction: None,
             off_topic_margin: None,
+            language_shift: None,
             license: "unknown".into(),
             attribution: String::new(),
             source: Vec::new(),
@@ -512,6 +537,7 @@ tokenizer = {{ path = "tokenizer.json", sha256 = "00", bytes = 2 }}
                 max_tokens: 16,
                 late_interaction: None,
                 off_topic_margin: None,
+                language_shift: None,
                 license: "MIT".into(),
                 attribution: String::new(),
                 source: Vec::new(),

@@ -2,9 +2,10 @@ use crate::layout::{Dtype, SectionKind, stride_for};
 use crate::matrix::MatrixView;
 use crate::parse::{parse_header, parse_sections, verify_payloads};
 use crate::{
-    AdapterMeta, CascadeMeta, FormatError, IndexMeta, LateIdsMeta, LateMeta, LexicalScreenMeta,
-    ModeQuestionsMeta, OffTopicMeta, PromptsMeta, QueryShiftMeta, Result, ScreenFamiliesMeta,
-    ScreenMeta, ScreenRequestMeta, ScreenTriageMeta, SelectionMeta, ThinkingMeta,
+    AdapterMeta, CascadeMeta, FormatError, IndexMeta, LanguageShiftMeta, LateIdsMeta, LateMeta,
+    LexicalScreenMeta, ModeQuestionsMeta, OffTopicMeta, PromptsMeta, QueryShiftMeta, Result,
+    ScreenFamiliesMeta, ScreenMeta, ScreenRequestMeta, ScreenTriageMeta, SelectionMeta,
+    ThinkingMeta,
 };
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -113,6 +114,7 @@ pub struct Index {
     prompts: Option<PromptsMeta>,
     screen_request: Option<ScreenRequestMeta>,
     off_topic: Option<OffTopicMeta>,
+    language_shift: Option<LanguageShiftMeta>,
 }
 
 impl std::fmt::Debug for Index {
@@ -190,6 +192,8 @@ impl Index {
         let screen_request =
             decode_optional(optional(SectionKind::ScreenRequest), ScreenRequestMeta::decode_any)?;
         let off_topic = decode_optional(optional(SectionKind::OffTopic), OffTopicMeta::decode)?;
+        let language_shift =
+            decode_optional(optional(SectionKind::LanguageShift), LanguageShiftMeta::decode)?;
         let map = if let Storage::Mmap(map) = &storage { Some(map) } else { None };
         let late_decode = |section: &[u8]| crate::late_states::decode(section, map);
         let mut late = decode_optional(optional(SectionKind::Late), late_decode)?;
@@ -218,6 +222,7 @@ impl Index {
             prompts,
             screen_request,
             off_topic,
+            language_shift,
         };
         index.check_strings()?;
         crate::section_checks::meta(&index)?;
@@ -233,6 +238,7 @@ impl Index {
         crate::section_checks::mode_questions(&index)?;
         crate::section_checks::late(&index)?;
         crate::section_checks::off_topic(&index)?;
+        crate::section_checks::language_shift(&index)?;
         Ok(index)
     }
 
@@ -330,6 +336,12 @@ impl Index {
     /// The off-topic check's general topics (version 16 on; see [`OffTopicMeta`]).
     pub fn off_topic(&self) -> Option<&OffTopicMeta> {
         self.off_topic.as_ref()
+    }
+
+    /// The language shift of tasks in another language than the catalog (version 18 on; see
+    /// [`LanguageShiftMeta`]).
+    pub fn language_shift(&self) -> Option<&LanguageShiftMeta> {
+        self.language_shift.as_ref()
     }
 
     /// How many of each mode's examples ask a question, when the index has the count (version

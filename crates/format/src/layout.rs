@@ -3,7 +3,7 @@
 /// The first 8 bytes of every index.
 pub const MAGIC: [u8; 8] = *b"SWYDIDX\0";
 /// The version this build writes.
-pub const FORMAT_VERSION: u32 = 17;
+pub const FORMAT_VERSION: u32 = 18;
 /// The oldest version this build reads.
 pub const OLDEST_SUPPORTED_VERSION: u32 = 1;
 /// Every section starts on a multiple of this many bytes.
@@ -95,11 +95,16 @@ pub enum SectionKind {
     /// bincode-encoded [`crate::OffTopicMeta`]: general topics a task may be nearer to than to
     /// any of the catalog's items (optional; version 16 on; only beside `Selection`).
     OffTopic,
+    /// bincode-encoded [`crate::LanguageShiftMeta`]: the centroid of ordinary requests per
+    /// language and the catalog's language, so a task in another language than the catalog is
+    /// moved towards it before the tools are scored (optional; version 18 on; only beside
+    /// `Selection`).
+    LanguageShift,
 }
 
 impl SectionKind {
     /// Every kind in file order.
-    pub const ALL: [SectionKind; 25] = [
+    pub const ALL: [SectionKind; 26] = [
         SectionKind::Tools,
         SectionKind::Skills,
         SectionKind::Modes,
@@ -125,6 +130,7 @@ impl SectionKind {
         SectionKind::Prompts,
         SectionKind::ScreenRequest,
         SectionKind::OffTopic,
+        SectionKind::LanguageShift,
     ];
 
     /// The matrix kinds.
@@ -164,6 +170,7 @@ impl SectionKind {
             SectionKind::Prompts => 23,
             SectionKind::ScreenRequest => 24,
             SectionKind::OffTopic => 25,
+            SectionKind::LanguageShift => 26,
         }
     }
 
@@ -200,6 +207,7 @@ impl SectionKind {
             SectionKind::Prompts => "prompts",
             SectionKind::ScreenRequest => "screen_request",
             SectionKind::OffTopic => "off_topic",
+            SectionKind::LanguageShift => "language_shift",
         }
     }
 
@@ -222,7 +230,8 @@ impl SectionKind {
             | SectionKind::LateIds
             | SectionKind::Prompts
             | SectionKind::ScreenRequest
-            | SectionKind::OffTopic => Dtype::U8,
+            | SectionKind::OffTopic
+            | SectionKind::LanguageShift => Dtype::U8,
             SectionKind::StringOffsets => Dtype::U32,
             _ => Dtype::F32,
         }

@@ -329,6 +329,34 @@ pub struct OffTopicMeta {
 
 bincode_codec!(OffTopicMeta, "off-topic metadata");
 
+/// The language shift (the `language_shift` section, version 18 on, only beside a selection
+/// section). A multilingual model puts a task in one language a common offset away from the
+/// same task in another, so a Spanish task scores an English catalog's rows through that
+/// offset. The builder embeds ordinary requests per language as tasks and keeps each
+/// language's centroid; the router takes a task's language as its nearest centroid and, when it
+/// is not the catalog's, scores the tools with `task + strength * ramp * (catalog centroid -
+/// task language centroid)`, where `ramp` grows from 0 to 1 as the task's language beats the
+/// catalog's by up to `full_margin` (cosines with the unit centroids): an English task read
+/// as Spanish by a hair is left as it is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LanguageShiftMeta {
+    /// How far the task is moved (1 = the whole offset between the two centroids).
+    pub strength: f32,
+    /// The margin of the task's language over the catalog's at which the whole strength applies.
+    pub full_margin: f32,
+    /// Language codes ("en", "es", ...), in centroid order.
+    pub languages: Vec<String>,
+    /// How many requests each centroid averages, in centroid order.
+    pub requests: Vec<u32>,
+    /// The centroids, not normalised, `languages.len() * dim` floats, row-major.
+    pub centroids: Vec<f32>,
+    /// The catalog's language (an index into `languages`); `None`: not clear from its texts, and
+    /// no task is shifted.
+    pub catalog_language: Option<u32>,
+}
+
+bincode_codec!(LanguageShiftMeta, "language shift metadata");
+
 /// How one mode's examples are phrased: how many there are and how many ask a question.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ModeQuestionCount {

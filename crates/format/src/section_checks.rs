@@ -528,6 +528,36 @@ pub(crate) fn late(index: &Index) -> Result<()> {
     Ok(())
 }
 
+pub(crate) fn language_shift(index: &Index) -> Result<()> {
+    let Some(shift) = index.language_shift() else { return Ok(()) };
+    let bad = |message: String| FormatError::BadMeta {
+        path: index.path().to_path_buf(),
+        message: format!("language_shift: {message}"),
+    };
+    if index.selection().is_none() {
+        return Err(bad("present without a selection section".into()));
+    }
+    let (n, dim) = (shift.languages.len(), index.dim());
+    if shift.centroids.len() != n * dim || shift.requests.len() != n {
+        return Err(bad(format!(
+            "{} floats and {} counts for {n} languages of width {dim}",
+            shift.centroids.len(),
+            shift.requests.len()
+        )));
+    }
+    if shift.catalog_language.is_some_and(|c| c as usize >= n) {
+        return Err(bad(format!("catalog language {:?} of {n}", shift.catalog_language)));
+    }
+    if shift.centroids.iter().chain([&shift.strength, &shift.full_margin]).any(|x| !x.is_finite())
+        || shift.full_margin <= 0.0
+    {
+        return Err(bad(
+            "a value is not a finite number, or the full margin is not positive".into()
+        ));
+    }
+    Ok(())
+}
+
 pub(crate) fn off_topic(index: &Index) -> Result<()> {
     let Some(off) = index.off_topic() else { return Ok(()) };
     let bad = |message: String| FormatError::BadMeta {

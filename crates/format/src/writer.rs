@@ -29,6 +29,7 @@ pub struct IndexWriter {
     prompts: Option<Vec<u8>>,
     screen_request: Option<Vec<u8>>,
     off_topic: Option<Vec<u8>>,
+    language_shift: Option<Vec<u8>>,
     late: Option<Vec<u8>>,
     late_ids: Option<Vec<u8>>,
 }
@@ -55,6 +56,7 @@ impl IndexWriter {
             prompts: None,
             screen_request: None,
             off_topic: None,
+            language_shift: None,
             late: None,
             late_ids: None,
         }
@@ -149,6 +151,9 @@ impl IndexWriter {
         if let Some(request) = index.screen_request() {
             w.screen_request(request)?;
         }
+        if let Some(shift) = index.language_shift() {
+            w.language_shift(shift)?;
+        }
         if let Some(off_topic) = index.off_topic() {
             w.off_topic(off_topic)?;
         }
@@ -221,6 +226,12 @@ impl IndexWriter {
     /// Sets the off-topic check's general topics (written only beside a selection section).
     pub fn off_topic(&mut self, meta: &crate::OffTopicMeta) -> Result<&mut Self> {
         self.off_topic = Some(meta.encode()?);
+        Ok(self)
+    }
+
+    /// Sets the language shift of tasks (written only beside a selection section).
+    pub fn language_shift(&mut self, meta: &crate::LanguageShiftMeta) -> Result<&mut Self> {
+        self.language_shift = Some(meta.encode()?);
         Ok(self)
     }
 
@@ -385,6 +396,14 @@ impl IndexWriter {
                 ));
             }
             payloads.push((SectionKind::OffTopic, off_topic.clone(), 0, 0, 0));
+        }
+        if let Some(shift) = &self.language_shift {
+            if self.selection.is_none() {
+                return Err(FormatError::InvalidInput(
+                    "a language shift was set without a selection section".into(),
+                ));
+            }
+            payloads.push((SectionKind::LanguageShift, shift.clone(), 0, 0, 0));
         }
 
         let count = payloads.len();

@@ -62,6 +62,8 @@ pub(crate) struct RouterConfig {
     pub(crate) off_topic: bool,
     /// Override of the index's off-topic margin (cosine difference).
     pub(crate) off_topic_margin: Option<f32>,
+    /// Whether the index's language shift applies.
+    pub(crate) language_shift: bool,
 }
 
 impl Default for RouterConfig {
@@ -94,6 +96,7 @@ impl Default for RouterConfig {
             late_share: None,
             off_topic: true,
             off_topic_margin: None,
+            language_shift: true,
         }
     }
 }
@@ -193,6 +196,11 @@ impl RouterBuilder {
         /// must beat its best tool or skill card (a cosine difference in -2..=2; indexes with
         /// an `off_topic` section only; `switchyard fit` learns it).
         off_topic_margin: Option<f32> => off_topic_margin);
+    setter!(/// Whether a task in another language than the catalog is moved towards the
+        /// catalog's language before the tools are scored (the index's `language_shift`
+        /// section, written by the builder since format version 18 for models with a language
+        /// shift; default true, for comparisons).
+        language_shift: bool => language_shift);
 
     /// Opens the index, checks the model fingerprint and precomputes the per-item tables.
     pub fn build(&self, embedder: Arc<dyn Embedder>) -> Result<Router> {

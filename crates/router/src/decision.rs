@@ -151,6 +151,23 @@ pub struct OffTopicCheck {
     pub margin: f32,
 }
 
+/// The task's language against the catalog's, read from the centroids of ordinary requests
+/// per language (the index's `language_shift` section), and how far the task was moved
+/// towards the catalog's language before the tools were scored.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LanguageCheck {
+    /// The language whose centroid is nearest the task ("es").
+    pub task_language: String,
+    /// The catalog's language, read from its tools' words at build time ("en").
+    pub catalog_language: String,
+    /// How much nearer (cosine) the task is to its language's centroid than to the catalog's.
+    pub margin: f32,
+    /// How far the task was moved, in units of the offset between the two centroids: 0 when
+    /// it is in the catalog's language, the index's strength once the margin reaches its full
+    /// margin, a share of it in between.
+    pub strength: f32,
+}
+
 /// The two signals of a selected item and how they were combined.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Signals {
@@ -310,6 +327,9 @@ pub struct Decision {
     pub skill_gate: Option<GateCheck>,
     /// The off-topic check, when the index has one and the model embedded the task.
     pub off_topic: Option<OffTopicCheck>,
+    /// The language shift's check, when the index has one, the catalog's language is clear
+    /// and the model embedded the task.
+    pub language: Option<LanguageCheck>,
     /// Set when the model failed or ran over budget and deterministic signals answered.
     pub fallback_reason: Option<String>,
     /// Which signal answered: the model, the cascade's static table, keywords or rules.

@@ -29,9 +29,9 @@
 pub use crate::analysis::{Complexity, Missing, TaskAnalysis, analyze_task};
 pub use crate::builder::RouterBuilder;
 pub use crate::decision::{
-    AnsweredBy, AppliedThresholds, CascadeCheck, Decision, DropReason, Dropped, GateCheck, Metrics,
-    ModeFilter, ModeSource, OffTopicCheck, QuestionRule, Selected, SelectedBy, SemanticCheck,
-    Signals, Timings, ToolEvidence,
+    AnsweredBy, AppliedThresholds, CascadeCheck, Decision, DropReason, Dropped, GateCheck,
+    LanguageCheck, Metrics, ModeFilter, ModeSource, OffTopicCheck, QuestionRule, Selected,
+    SelectedBy, SemanticCheck, Signals, Timings, ToolEvidence,
 };
 pub use crate::error::{Result, RouteError};
 pub use crate::router::{RouteOptions, Router, Scratch};
@@ -48,6 +48,7 @@ mod decision;
 mod error;
 pub mod kernels;
 pub mod keywords;
+mod language;
 mod late;
 mod mode;
 mod off_topic;

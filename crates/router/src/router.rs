@@ -77,6 +77,11 @@ pub struct Scratch {
     /// [`Router::score_hybrid`] scored last, for the off-topic check; written only when the
     /// index has an `off_topic` section.
     pub(crate) best_card: f32,
+    /// What the language shift adds to the task's vector before the tools are scored (set per
+    /// route; empty when the task is not moved).
+    pub(crate) language_offset: Vec<f32>,
+    /// The offset's score of each tools row.
+    pub(crate) offset_scores: Vec<f32>,
 }
 
 /// A task's embedding as the cache keeps it: the vector, and its token states when the index
@@ -320,6 +325,7 @@ impl Router {
                 tool_gate: None,
                 skill_gate: None,
                 off_topic: None,
+                language: None,
                 fallback_reason: None,
                 answered_by: AnsweredBy::Rules,
                 cascade: None,
@@ -380,6 +386,17 @@ impl Router {
             _ => None,
         };
         let item_vector = adapted.as_deref().or(vector);
+        // The language shift, in the model's space (an index with an adapter has none).
+        scratch.language_offset.clear();
+        let language = match (space, vector) {
+            (Space::Model, Some(e)) if self.adapter.is_none() => {
+                self.language_check(e).map(|(check, offset)| {
+                    scratch.language_offset = offset;
+                    check
+                })
+            }
+            _ => None,
+        };
         let terms = analyze(task);
         // Once per task: the decision reports it, and the mode step reads whether it is a question.
         let analysis = crate::analysis::analyze_task(task);
@@ -532,6 +549,7 @@ impl Router {
             tool_gate,
             skill_gate,
             off_topic,
+            language,
             fallback_reason,
             answered_by,
             cascade,

@@ -183,6 +183,17 @@ impl Router {
         if space == Space::Model && self.index.off_topic().is_some() {
             scratch.best_card = crate::off_topic::best_card(&table.row_owner, &scratch.row_scores);
         }
+        // A task in another language than the catalog: the tools are scored as if it were
+        // moved by the language offset (scores are linear in the task vector: one more pass).
+        if space == Space::Model
+            && table.kind == SectionKind::Tools
+            && !scratch.language_offset.is_empty()
+        {
+            kernels::scores_into(&matrix, &scratch.language_offset, &mut scratch.offset_scores);
+            for (s, o) in scratch.row_scores.iter_mut().zip(&scratch.offset_scores) {
+                *s += o;
+            }
+        }
         // What any request scores against a row is not evidence for this task (the static
         // space has its own rows and no shift).
         if let (Space::Model, true, Some(shift)) =

@@ -152,7 +152,7 @@ fn fold_part_leet(part: &str, leet_text: bool, out: &mut String) {
         let c = chars[i];
         leet(c).is_some()
             && (c.is_ascii_digit() || {
-                let before = chars[..i].iter().rev().skip_while(|&&c| is_symbol(c)).next();
+                let before = chars[..i].iter().rev().find(|&&c| !is_symbol(c));
                 let after = chars[i + 1..].iter().find(|&&c| !is_symbol(c));
                 before.is_some_and(|c| c.is_alphabetic())
                     && after.is_some_and(|c| c.is_alphabetic())
@@ -168,9 +168,7 @@ fn fold_part_leet(part: &str, leet_text: bool, out: &mut String) {
     let first_digit = chars.iter().position(|c| c.is_ascii_digit());
     let trailing_number = !leet_text
         && first_digit.is_some_and(|f| {
-            f >= 2
-                && chars[f..].iter().all(|c| c.is_ascii_digit())
-                && !(0..f).any(|i| is_leet_at(i))
+            f >= 2 && chars[f..].iter().all(|c| c.is_ascii_digit()) && !(0..f).any(&is_leet_at)
         });
     let quantity = digits > 0 && {
         let number: String = chars[..digits].iter().collect();
@@ -182,7 +180,7 @@ fn fold_part_leet(part: &str, leet_text: bool, out: &mut String) {
         return;
     }
     out.extend(
-        (0..chars.len()).map(|i| if is_leet_at(i) { leet(chars[i]).unwrap() } else { chars[i] }),
+        (0..chars.len()).map(|i| leet(chars[i]).filter(|_| is_leet_at(i)).unwrap_or(chars[i])),
     );
 }
 

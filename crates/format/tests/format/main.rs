@@ -124,9 +124,22 @@ fn sample_writer() -> IndexWriter {
     let mut w = sample_writer_without_prompts();
     w.screen_request(&sample_request()).unwrap();
     w.off_topic(&sample_off_topic()).unwrap();
+    w.language_shift(&sample_language_shift()).unwrap();
     w.prompts(&PromptsMeta { constitution: Some("You are the front desk's agent.\n".into()) })
         .unwrap();
     w
+}
+
+/// Two languages' centroids, the catalog in the first.
+fn sample_language_shift() -> LanguageShiftMeta {
+    LanguageShiftMeta {
+        strength: 2.0,
+        full_margin: 0.02,
+        languages: vec!["en".into(), "es".into()],
+        requests: vec![16, 16],
+        centroids: [unit(20), unit(21)].concat(),
+        catalog_language: Some(0),
+    }
 }
 
 /// Two general topics, one left out as covered.
@@ -370,8 +383,8 @@ fn header_layout_matches_the_spec() {
     assert_eq!(u64::from_le_bytes(b[16..24].try_into().unwrap()), FLAG_ROWS_NORMALISED);
     // 8 sections, plus static_rows, cascade, selection, screen, thinking_rows, thinking,
     // screen_lexical, query_shift, screen_triage, screen_families, mode_questions, late,
-    // late_ids, prompts, screen_request and off_topic.
-    assert_eq!(u32::from_le_bytes(b[24..28].try_into().unwrap()), 24);
+    // late_ids, prompts, screen_request, off_topic and language_shift.
+    assert_eq!(u32::from_le_bytes(b[24..28].try_into().unwrap()), 25);
     assert_eq!(u32::from_le_bytes(b[28..32].try_into().unwrap()), DIM as u32);
     assert_eq!(&b[32..48], &[0xab; 16]);
     assert_eq!(u64::from_le_bytes(b[48..56].try_into().unwrap()), b.len() as u64);
@@ -415,7 +428,7 @@ fn errors_are_distinct_and_verbatim() {
     b[8..12].copy_from_slice(&99u32.to_le_bytes());
     assert_eq!(
         open_err(&b),
-        "index <memory>: format version 99 is not supported (this build reads 1..=17); rebuild it with switchyard build-index"
+        "index <memory>: format version 99 is not supported (this build reads 1..=18); rebuild it with switchyard build-index"
     );
     let mut b = good.clone();
     b[28] ^= 1;

@@ -293,6 +293,38 @@ fn the_off_topic_check_round_trips_only_beside_a_selection_with_one_row_per_topi
 }
 
 #[test]
+fn the_language_shift_round_trips_only_beside_a_selection_with_one_centroid_per_language() {
+    let index =
+        Index::from_bytes(&sample_writer().to_bytes().unwrap(), &OpenOptions::new()).unwrap();
+    assert_eq!(index.language_shift(), Some(&sample_language_shift()));
+    let refused = |shift: LanguageShiftMeta| {
+        let mut w = sample_writer();
+        w.language_shift(&shift).unwrap();
+        Index::from_bytes(&w.to_bytes().unwrap(), &OpenOptions::new()).unwrap_err().to_string()
+    };
+    let mut more = sample_language_shift();
+    more.languages.push("fr".into());
+    let e = refused(more);
+    assert!(
+        e.contains(&format!("language_shift: {} floats and 2 counts for 3 languages", 2 * DIM)),
+        "{e}"
+    );
+    let mut beyond = sample_language_shift();
+    beyond.catalog_language = Some(2);
+    assert!(refused(beyond).contains("language_shift: catalog language Some(2) of 2"));
+    let mut flat = sample_language_shift();
+    flat.full_margin = 0.0;
+    assert!(refused(flat).contains("the full margin is not positive"));
+    let mut w = IndexWriter::new(DIM, [0xab; 16]);
+    w.language_shift(&sample_language_shift()).unwrap();
+    w.matrix(SectionKind::Tools, unit(1)).unwrap();
+    w.strings(vec!["read a file".into()]);
+    w.meta(&sample_meta()).unwrap();
+    let e = w.to_bytes().map(|_| ()).unwrap_err().to_string();
+    assert!(e.contains("a language shift was set without a selection section"), "{e}");
+}
+
+#[test]
 fn the_query_shift_round_trips_only_beside_a_selection_with_one_value_per_row() {
     let index =
         Index::from_bytes(&sample_writer().to_bytes().unwrap(), &OpenOptions::new()).unwrap();
