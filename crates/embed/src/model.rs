@@ -81,6 +81,13 @@ pub struct LanguageShift {
     pub full_margin: f32,
 }
 
+impl LanguageShift {
+    /// A finite strength and a positive, finite full margin (an index refuses any other).
+    pub fn is_valid(&self) -> bool {
+        self.strength.is_finite() && self.full_margin.is_finite() && self.full_margin > 0.0
+    }
+}
+
 /// The on-disk weight layout of a model folder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -359,6 +366,18 @@ pub fn from_dir(dir: &Path) -> Result<ResolvedModel> {
                 format!("{e}; re-run `python3 models/provision.py`"),
             )
         })?;
+        if let Some(shift) = spec.language_shift.filter(|s| !s.is_valid()) {
+            return Err(EmbedError::bad(
+                &toml_path,
+                "language_shift",
+                format!(
+                    "strength {} and full_margin {}: the strength must be a finite number and \
+                     the full margin above 0 (e5-small: `{{ strength = 2.0, full_margin = 0.02 }}`); \
+                     re-run `python3 models/provision.py`",
+                    shift.strength, shift.full_margin
+                ),
+            ));
+        }
         let resolved = ResolvedModel { dir: dir.to_path_buf(), spec };
         resolved.check_sizes()?;
         return Ok(resolved);
@@ -586,5 +605,22 @@ tokenizer = {{ path = "tokenizer.json", sha256 = "00", bytes = 2 }}
         let text = model_toml("off_topic_margin = 0.02");
         let spec: ModelSpec = toml::from_str(&text).unwrap();
         assert_eq!(spec.off_topic_margin, Some(0.02));
+    }
+
+    #[test]
+    fn a_language_shift_reads_from_model_toml_and_a_bad_one_is_refused_naming_the_field() {
+        let text = model_toml("language_shift = { strength = 2.0, full_margin = 0.02 }");
+        let spec: ModelSpec = toml::from_str(&text).unwrap();
+        let shift = spec.language_shift.unwrap();
+        assert_eq!((shift.strength, shift.full_margin), (2.0, 0.02));
+        assert!(shift.is_valid());
+        let dir = tempfile::tempdir().unwrap();
+        let bad = model_toml("language_shift = { strength = 2.0, full_margin = 0.0 }");
+        std::fs::write(dir.path().join("model.toml"), bad).unwrap();
+        let e = from_dir(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("model.toml") && e.contains("language_shift"), "{e}");
+        assert!(e.contains("full margin above 0"), "{e}");
+        let typo = model_toml("language_shift = { strength = 2.0, margin = 0.02 }");
+        assert!(toml::from_str::<ModelSpec>(&typo).is_err(), "unknown keys are refused");
     }
 }
