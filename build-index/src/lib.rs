@@ -23,6 +23,7 @@ mod late;
 pub use crate::late::LATE_STATE_BUDGET;
 mod language_shift;
 mod logistic;
+mod mlp;
 mod off_topic;
 mod query_shift;
 mod request;
@@ -43,8 +44,8 @@ pub use crate::off_topic::{COVERAGE_SLACK, GENERAL_TOPICS};
 pub use crate::query_shift::{ORDINARY_REQUESTS, QUERY_SHIFT_STRENGTH};
 pub use crate::rows::{TextKind, embed_all, embed_all_as, embed_mixed, row_kinds, row_texts};
 pub use crate::screen::{
-    DEFAULT_L2, DEFAULT_TARGET_FPR, MIN_HEAD_ROWS, SCREEN_BUILDER_VERSION, ScreenOptions,
-    windowing_meta,
+    DEFAULT_FAMILY_HIDDEN, DEFAULT_L2, DEFAULT_TARGET_FPR, MIN_HEAD_ROWS, SCREEN_BUILDER_VERSION,
+    ScreenOptions, windowing_meta,
 };
 pub use crate::selection::{
     BUILDER_VERSION, DEFAULT_LEXICAL_WEIGHT, LEXICAL_GATE, MIN_GATE_Z, MODE_PRECISION, OFF_TOPIC,
@@ -494,6 +495,9 @@ pub fn build_bytes_with(
     if let Some(families) = &sections.families {
         w.screen_families(families)?;
     }
+    if let Some(hidden) = &sections.family_hidden {
+        w.screen_family_hidden(hidden)?;
+    }
     if let Ok(request) = &sections.request {
         w.screen_request(request)?;
     }
@@ -642,6 +646,13 @@ pub fn build_to_file(
             == (screen.options.lexical && existing.screen().is_some_and(|s| s.head.is_some()))
         && existing.screen_triage().is_none_or(|t| t.max_miss == screen.options.triage_max_miss)
         && existing.screen_families().map_or(0.0, |f| f.family_fpr) == screen.options.family_fpr
+        // Family heads with or without hidden layers, or of another width.
+        && (existing.screen_families().is_none()
+            || existing
+                .screen_family_hidden()
+                .and_then(|h| h.layers.first())
+                .map_or(0, |l| l.units())
+                == screen.options.family_hidden)
         && (screen.options.request_contrast || existing.screen_request().is_none())
         // Sentence pieces turned on or off (a catalog with no long benign text to set their
         // threshold on gets none either way, and is rebuilt while they are asked for).

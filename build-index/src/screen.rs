@@ -43,8 +43,9 @@
 //! head: screening falls back to the contrast rule and the index says why.
 
 use switchyard_format::{
-    LexicalScreenMeta, ScreenFamiliesMeta, ScreenFamilyHead, ScreenHead, ScreenMeta,
-    ScreenRequestMeta, ScreenTriageMeta, WindowingMeta,
+    FamilyHiddenLayer, LexicalScreenMeta, ScreenFamiliesMeta, ScreenFamilyHead,
+    ScreenFamilyHiddenMeta, ScreenHead, ScreenMeta, ScreenRequestMeta, ScreenTriageMeta,
+    WindowingMeta,
 };
 use switchyard_untrusted::PrepareConfig;
 
@@ -56,6 +57,12 @@ pub const SCREEN_BUILDER_VERSION: u32 = 4;
 pub const MIN_HEAD_ROWS: usize = 20;
 /// The default false-positive rate the threshold targets on benign text.
 pub const DEFAULT_TARGET_FPR: f32 = 0.01;
+/// Rectified units in each family head's hidden layer by default: none, one direction through
+/// the embedding. With 64 units (`build-index --family-hidden 64`) the jailbreak head caught
+/// more of JailbreakBench at the same training budget (0.879 against 0.847 at +0.1%) but also
+/// more of WildGuard's benign role-plays (0.067 against 0.053 dropped): the same trade as giving
+/// the linear head a larger budget (`benches/RESULTS.md`, session 42), so the simpler head stays.
+pub const DEFAULT_FAMILY_HIDDEN: usize = 0;
 /// The default L2 penalty on the class-balanced loss (each class weighs 1). Chosen by the
 /// out-of-fold AUC of the default catalog and its training file (0.003 / 0.01 / 0.03 / 0.1
 /// tried: e5-small is best at 0.01, MiniLM at 0.1, both within 0.002 of their best at 0.03);
@@ -132,6 +139,9 @@ pub struct ScreenOptions {
     /// The false-positive rate on benign rows (out of fold) the family heads may add to the
     /// main head's `target_fpr` between them; 0 (the default) trains none (see `family`).
     pub family_fpr: f32,
+    /// Rectified units in each family head's hidden layer (see `mlp`); 0 gives them a single
+    /// direction through the embedding, as before version 19 of the format.
+    pub family_hidden: usize,
     /// Whether the request contrast is trained beside the head (see `request`; on by default).
     pub request_contrast: bool,
     /// Whether sentence pieces get a threshold, so long entries are also screened sentence by
@@ -154,6 +164,7 @@ impl Default for ScreenOptions {
             catalog_share: Some(0.5),
             triage_max_miss: crate::triage::DEFAULT_TRIAGE_MAX_MISS,
             family_fpr: 0.0,
+            family_hidden: DEFAULT_FAMILY_HIDDEN,
             request_contrast: true,
             sentence_pieces: true,
         }
@@ -224,6 +235,8 @@ pub struct TrainedScreen {
     pub triage: Option<ScreenTriageMeta>,
     /// The family heads (only beside a head, for families with enough attacks).
     pub families: Option<ScreenFamiliesMeta>,
+    /// Their hidden layers (only beside them, when `family_hidden` is not 0).
+    pub family_hidden: Option<ScreenFamilyHiddenMeta>,
     /// The request contrast (only beside a head), or why there is none.
     pub request: Result<ScreenRequestMeta, String>,
 }
@@ -239,6 +252,8 @@ pub struct ScreenSections {
     pub triage: Option<ScreenTriageMeta>,
     /// The family heads.
     pub families: Option<ScreenFamiliesMeta>,
+    /// Their hidden layers.
+    pub family_hidden: Option<ScreenFamilyHiddenMeta>,
     /// The request contrast, or why there is none.
     pub request: Result<ScreenRequestMeta, String>,
 }
@@ -257,9 +272,18 @@ impl TrainedScreen {
             lexical: self.lexical,
             triage: self.triage,
             families: self.families,
+            family_hidden: self.family_hidden,
             request: self.request,
         }
     }
+}
+
+/// A family head as fitted: one direction (`linear`, the bias last) or a hidden layer, and its
+/// lexical weights.
+struct FamilyFit {
+    linear: Vec<f64>,
+    hidden: Option<crate::mlp::Mlp>,
+    lexical: Option<Vec<f64>>,
 }
 
 /// Trains the head, or says why not.
@@ -284,6 +308,7 @@ pub fn train(
             lexical: None,
             triage: None,
             families: None,
+            family_hidden: None,
             request: Err("the screen has no learned head".into()),
         };
     }
@@ -326,6 +351,34 @@ pub fn train(
         };
         (logit(w, &x[i]) + lex, lex)
     };
+    // A family head's embedding part: one direction, or a hidden layer (`family_hidden`).
+    let mlp_options = crate::mlp::MlpOptions {
+        hidden: options.family_hidden,
+        ..crate::mlp::MlpOptions::default()
+    };
+    let fit_family = |x: &[Vec<f64>], used: &[bool]| -> FamilyFit {
+        if options.family_hidden == 0 {
+            let (w, lw) = fit_pair(x, used);
+            return FamilyFit { linear: w, hidden: None, lexical: lw };
+        }
+        let net = crate::mlp::fit(x, &y, used, dim, &mlp_options);
+        let lw = lexical.as_ref().map(|l| fit(l, &y, &source, used, LEXICAL_L2, balance));
+        FamilyFit { linear: Vec::new(), hidden: Some(net), lexical: lw }
+    };
+    let score_family = |x: &[Vec<f64>], f: &FamilyFit, i: usize| {
+        let lex = match (&lexical, &f.lexical) {
+            (Some(l), Some(lw)) => l.dot(i, lw),
+            _ => 0.0,
+        };
+        let embedding = match &f.hidden {
+            None => logit(&f.linear, &x[i]),
+            Some(net) => {
+                let input: Vec<f32> = x[i][..dim].iter().map(|&v| v as f32).collect();
+                f64::from(net.logit(&input))
+            }
+        };
+        (embedding + lex, lex)
+    };
     // Per fold: each row of the fold and its (score, lexical) under the main head, then under
     // each family head.
     type FoldScores = Vec<(usize, Vec<(f64, f64)>)>;
@@ -340,14 +393,14 @@ pub fn train(
                     .iter()
                     .map(|(_, used)| {
                         let t: Vec<bool> = train.iter().zip(used).map(|(a, b)| *a && *b).collect();
-                        fit_pair(x_family, &t)
+                        fit_family(x_family, &t)
                     })
                     .collect();
                 (0..rows.len())
                     .filter(|&i| fold_of(i) == k)
                     .map(|i| {
                         let mut s = vec![score(&x, &main, i)];
-                        s.extend(fams.iter().map(|f| score(x_family, f, i)));
+                        s.extend(fams.iter().map(|f| score_family(x_family, f, i)));
                         (i, s)
                     })
                     .collect()
@@ -423,17 +476,37 @@ pub fn train(
                 let hits = s_used.iter().zip(&y_used).filter(|(s, a)| **a && **s as f32 >= t);
                 let false_hits =
                     s_used.iter().zip(&y_used).filter(|(s, a)| !**a && **s as f32 >= t).count();
-                let (fw, flw) = fit_pair(x_family, used);
-                let floor = triage.and(flw.as_ref()).and_then(|_| {
+                let fitted = fit_family(x_family, used);
+                let flw = fitted.lexical.as_ref();
+                let floor = triage.and(flw).and_then(|_| {
                     crate::triage::choose(&s_used, &lex_used, &y_used, t, options.triage_max_miss)
                         .map(|m| m.lexical_floor)
                 });
-                ScreenFamilyHead {
+                // A hidden layer reads the embedding as stored (unit length), so its input
+                // weights take the training scale, as a direction's do.
+                let (weights, bias, layer) = match &fitted.hidden {
+                    None => (
+                        fitted.linear[..dim].iter().map(|&v| (v * scale) as f32).collect(),
+                        fitted.linear[dim + 2] as f32,
+                        None,
+                    ),
+                    Some(net) => (
+                        vec![0.0; dim],
+                        net.b2,
+                        Some(FamilyHiddenLayer {
+                            family: family.name.to_string(),
+                            weights: net.w1.iter().map(|&v| v * scale as f32).collect(),
+                            biases: net.b1.clone(),
+                            outputs: net.w2.clone(),
+                        }),
+                    ),
+                };
+                let head = ScreenFamilyHead {
                     family: family.name.to_string(),
                     categories: family.categories.iter().map(|c| c.to_string()).collect(),
-                    weights: fw[..dim].iter().map(|&v| (v * scale) as f32).collect(),
-                    bias: fw[dim + 2] as f32,
-                    lexical: flw.as_deref().map(lexical_meta),
+                    weights,
+                    bias,
+                    lexical: flw.map(|l| lexical_meta(l)),
                     threshold: t,
                     lexical_floor: floor,
                     oof_recall: hits.count() as f32 / n_attacks.max(1) as f32,
@@ -441,15 +514,22 @@ pub fn train(
                     oof_auc: auc(&s_used, &y_used) as f32,
                     attacks: n_attacks as u32,
                     benign: benign_n as u32,
-                }
+                };
+                (head, layer)
             })
-            .collect();
-        ScreenFamiliesMeta {
-            heads,
+            .collect::<Vec<_>>();
+        let layers: Vec<FamilyHiddenLayer> = heads.iter().filter_map(|(_, l)| l.clone()).collect();
+        let meta = ScreenFamiliesMeta {
+            heads: heads.into_iter().map(|(h, _)| h).collect(),
             family_fpr: options.family_fpr,
             oof_fpr_combined: flagged_all as f32 / benign_n.max(1) as f32,
-        }
+        };
+        (meta, (!layers.is_empty()).then_some(ScreenFamilyHiddenMeta { layers }))
     });
+    let (families, family_hidden) = match families {
+        Some((f, h)) => (Some(f), h),
+        None => (None, None),
+    };
     // A triage whose family head has no floor clears nothing safely: drop it.
     let triage = triage.filter(|_| {
         families.as_ref().is_none_or(|f| f.heads.iter().all(|h| h.lexical_floor.is_some()))
@@ -477,6 +557,7 @@ pub fn train(
         triage,
         lexical: lw.as_deref().map(lexical_meta),
         families,
+        family_hidden,
         // Trained from the training files' texts, which these rows no longer tell apart
         // (`screen_rows` fills it in).
         request: Err("the request contrast is trained from the training files".into()),
@@ -624,6 +705,17 @@ mod tests {
         assert!(families.oof_fpr_combined <= 0.01 + 0.05 + 1e-6, "{families:?}");
         assert_eq!(families.family_fpr, 0.05);
         assert_eq!(train(&rows, &a, &b, dim, &with), m, "deterministic");
+        // By default the head reads the embedding through one direction; with `family_hidden`
+        // through a hidden layer, whose logit its threshold is set on.
+        assert!(m.family_hidden.is_none() && h.weights.iter().any(|&w| w != 0.0), "{h:?}");
+        let deep = train(&rows, &a, &b, dim, &ScreenOptions { family_hidden: 16, ..with.clone() });
+        let layer = &deep.family_hidden.as_ref().expect("a hidden layer").layers[0];
+        assert_eq!((layer.family.as_str(), layer.units()), ("jailbreak", 16));
+        assert_eq!(layer.weights.len(), 16 * dim);
+        let dh = &deep.families.as_ref().expect("a jailbreak head").heads[0];
+        assert!(dh.weights.iter().all(|&w| w == 0.0), "the direction is unused: {dh:?}");
+        assert!(dh.oof_auc > 0.99 && dh.threshold.is_finite(), "{dh:?}");
+        assert_eq!(deep.head, plain.head, "the main head is the same");
         // Too few of them: no family head.
         rows.truncate(80 + MIN_HEAD_ROWS - 1);
         assert!(train(&rows, &a, &b, dim, &with).families.is_none());

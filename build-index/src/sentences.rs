@@ -74,7 +74,7 @@ pub(crate) fn calibrate(
     let mut sentences = Vec::new();
     for (d, text) in documents.iter().enumerate() {
         for piece in prepare(text, &config) {
-            if piece.origin == Origin::Sentence && triage.needs_embedding(&piece.text) {
+            if piece.origin == Origin::Sentence && triage.sentence_needs_embedding(&piece.text) {
                 owners.push(d);
                 sentences.push(piece.text);
             }

@@ -61,6 +61,12 @@ pub struct BuildArgs {
     /// 0 trains none.
     #[arg(long, default_value_t = 0.0)]
     pub family_fpr: f32,
+    /// Rectified units in each family head's hidden layer (with --family-fpr): 64 reads a
+    /// jailbreak's request apart from its role-play framing better, and catches more benign
+    /// role-plays with it; 0 (the default) gives each family head one direction through the
+    /// embedding.
+    #[arg(long, default_value_t = switchyard_build_index::DEFAULT_FAMILY_HIDDEN)]
+    pub family_hidden: usize,
     /// Train no request contrast (which flags an entry whose one window reads as a request
     /// among windows that read as a document: an instruction planted in an e-mail or a table).
     #[arg(long)]
@@ -134,6 +140,13 @@ pub fn build_index(a: BuildArgs) -> Result<()> {
         );
     }
     screen.options.family_fpr = a.family_fpr;
+    if a.family_hidden > 1024 {
+        anyhow::bail!(
+            "--family-hidden {} is more units than a family head needs; give 64, or 0 (the default) for one direction",
+            a.family_hidden
+        );
+    }
+    screen.options.family_hidden = a.family_hidden;
     screen.options.request_contrast = !a.no_request_contrast;
     screen.options.sentence_pieces = !a.no_sentence_pieces;
     if !a.no_cache {

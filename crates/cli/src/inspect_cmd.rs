@@ -63,6 +63,9 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
                 "lexical": h.lexical.is_some(), "lexical_floor": h.lexical_floor,
                 "oof_auc": h.oof_auc, "oof_recall": h.oof_recall, "oof_fpr": h.oof_fpr,
                 "attacks": h.attacks, "benign": h.benign,
+                "hidden_units": index.screen_family_hidden()
+                    .and_then(|l| l.layers.iter().find(|l| l.family == h.family))
+                    .map(|l| l.units()),
             })).collect::<Vec<_>>(),
         })),
         "mode_questions": index.mode_questions().map(|q| serde_json::json!({

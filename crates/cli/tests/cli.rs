@@ -157,6 +157,7 @@ fn out_of_range_screen_settings_are_refused_with_an_example_before_any_work() {
         ("--family-fpr", "0.7", "--family-fpr 0.7 is outside [0, 0.5)"),
         ("--family-fpr", "-0.01", "--family-fpr -0.01 is outside [0, 0.5)"),
         ("--family-fpr", "NaN", "--family-fpr NaN is outside [0, 0.5)"),
+        ("--family-hidden", "5000", "--family-hidden 5000 is more units than a family head needs"),
     ] {
         let arg = format!("{flag}={value}");
         let o = run(&["build-index", "--out", out.to_str().unwrap(), &arg]);

@@ -21,6 +21,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 use switchyard_embed::Embedder;
+use switchyard_memory::Origin;
 use switchyard_memory::{EmbeddedEntry, screening_texts};
 use switchyard_router::{PieceVerdict, Router, RouterBuilder, ScreenEntry, Verdict};
 
@@ -218,10 +219,16 @@ pub fn eval_injection(
     let triage = router.screen_triage();
     let cleared: Vec<Vec<bool>> = prepared
         .iter()
-        .map(|(t, _)| {
+        .map(|(t, spans)| {
             t.iter()
                 .skip(1)
-                .map(|p| triage.as_ref().is_some_and(|tr| !tr.needs_embedding(p)))
+                .zip(spans)
+                .map(|(p, &(_, _, origin))| {
+                    triage.as_ref().is_some_and(|tr| match origin {
+                        Origin::Sentence => !tr.sentence_needs_embedding(p),
+                        _ => !tr.needs_embedding(p),
+                    })
+                })
                 .collect()
         })
         .collect();

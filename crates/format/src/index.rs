@@ -4,8 +4,8 @@ use crate::parse::{parse_header, parse_sections, verify_payloads};
 use crate::{
     AdapterMeta, CascadeMeta, FormatError, IndexMeta, LanguageShiftMeta, LateIdsMeta, LateMeta,
     LexicalScreenMeta, ModeQuestionsMeta, OffTopicMeta, PromptsMeta, QueryShiftMeta, Result,
-    ScreenFamiliesMeta, ScreenMeta, ScreenRequestMeta, ScreenTriageMeta, SelectionMeta,
-    ThinkingMeta,
+    ScreenFamiliesMeta, ScreenFamilyHiddenMeta, ScreenMeta, ScreenRequestMeta, ScreenTriageMeta,
+    SelectionMeta, ThinkingMeta,
 };
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -115,6 +115,7 @@ pub struct Index {
     screen_request: Option<ScreenRequestMeta>,
     off_topic: Option<OffTopicMeta>,
     language_shift: Option<LanguageShiftMeta>,
+    screen_family_hidden: Option<ScreenFamilyHiddenMeta>,
 }
 
 impl std::fmt::Debug for Index {
@@ -194,6 +195,10 @@ impl Index {
         let off_topic = decode_optional(optional(SectionKind::OffTopic), OffTopicMeta::decode)?;
         let language_shift =
             decode_optional(optional(SectionKind::LanguageShift), LanguageShiftMeta::decode)?;
+        let screen_family_hidden = decode_optional(
+            optional(SectionKind::ScreenFamilyHidden),
+            ScreenFamilyHiddenMeta::decode,
+        )?;
         let map = if let Storage::Mmap(map) = &storage { Some(map) } else { None };
         let late_decode = |section: &[u8]| crate::late_states::decode(section, map);
         let mut late = decode_optional(optional(SectionKind::Late), late_decode)?;
@@ -223,6 +228,7 @@ impl Index {
             screen_request,
             off_topic,
             language_shift,
+            screen_family_hidden,
         };
         index.check_strings()?;
         crate::section_checks::meta(&index)?;
@@ -239,6 +245,7 @@ impl Index {
         crate::section_checks::late(&index)?;
         crate::section_checks::off_topic(&index)?;
         crate::section_checks::language_shift(&index)?;
+        crate::section_checks::screen_family_hidden(&index)?;
         Ok(index)
     }
 
@@ -336,6 +343,12 @@ impl Index {
     /// The off-topic check's general topics (version 16 on; see [`OffTopicMeta`]).
     pub fn off_topic(&self) -> Option<&OffTopicMeta> {
         self.off_topic.as_ref()
+    }
+
+    /// The hidden layers of the screen's family heads (version 19 on; see
+    /// [`ScreenFamilyHiddenMeta`]).
+    pub fn screen_family_hidden(&self) -> Option<&ScreenFamilyHiddenMeta> {
+        self.screen_family_hidden.as_ref()
     }
 
     /// The language shift of tasks in another language than the catalog (version 18 on; see

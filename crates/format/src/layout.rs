@@ -3,7 +3,7 @@
 /// The first 8 bytes of every index.
 pub const MAGIC: [u8; 8] = *b"SWYDIDX\0";
 /// The version this build writes.
-pub const FORMAT_VERSION: u32 = 18;
+pub const FORMAT_VERSION: u32 = 19;
 /// The oldest version this build reads.
 pub const OLDEST_SUPPORTED_VERSION: u32 = 1;
 /// Every section starts on a multiple of this many bytes.
@@ -100,11 +100,14 @@ pub enum SectionKind {
     /// moved towards it before the tools are scored (optional; version 18 on; only beside
     /// `Selection`).
     LanguageShift,
+    /// bincode-encoded [`crate::ScreenFamilyHiddenMeta`]: the hidden layers of the screen's
+    /// family heads (optional; version 19 on; only beside `ScreenFamilies`).
+    ScreenFamilyHidden,
 }
 
 impl SectionKind {
     /// Every kind in file order.
-    pub const ALL: [SectionKind; 26] = [
+    pub const ALL: [SectionKind; 27] = [
         SectionKind::Tools,
         SectionKind::Skills,
         SectionKind::Modes,
@@ -131,6 +134,7 @@ impl SectionKind {
         SectionKind::ScreenRequest,
         SectionKind::OffTopic,
         SectionKind::LanguageShift,
+        SectionKind::ScreenFamilyHidden,
     ];
 
     /// The matrix kinds.
@@ -171,6 +175,7 @@ impl SectionKind {
             SectionKind::ScreenRequest => 24,
             SectionKind::OffTopic => 25,
             SectionKind::LanguageShift => 26,
+            SectionKind::ScreenFamilyHidden => 27,
         }
     }
 
@@ -208,6 +213,7 @@ impl SectionKind {
             SectionKind::ScreenRequest => "screen_request",
             SectionKind::OffTopic => "off_topic",
             SectionKind::LanguageShift => "language_shift",
+            SectionKind::ScreenFamilyHidden => "screen_family_hidden",
         }
     }
 
@@ -231,7 +237,8 @@ impl SectionKind {
             | SectionKind::Prompts
             | SectionKind::ScreenRequest
             | SectionKind::OffTopic
-            | SectionKind::LanguageShift => Dtype::U8,
+            | SectionKind::LanguageShift
+            | SectionKind::ScreenFamilyHidden => Dtype::U8,
             SectionKind::StringOffsets => Dtype::U32,
             _ => Dtype::F32,
         }

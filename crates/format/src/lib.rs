@@ -50,7 +50,8 @@
 //! [`OffTopicMeta`]: general topics a task may be nearer to than to any item, only beside
 //! `selection`), then, optional from version 18 on, `language_shift` (bincode
 //! [`LanguageShiftMeta`]: ordinary requests' centroid per language and the catalog's language,
-//! only beside `selection`).
+//! only beside `selection`), then, optional from version 19 on, `screen_family_hidden` (bincode
+//! [`ScreenFamilyHiddenMeta`]: the family heads' hidden layers, only beside `screen_families`).
 //! Sections are written in that order. Version 1 files
 //! (no cascade), version 2 files (no selection section), version 3 files (no screen section),
 //! version 4 files (no thinking modes), version 5 files (no lexical screen), version 6 files
@@ -58,7 +59,8 @@
 //! version 9 files (no mode questions), version 10 files (no late interaction), version 11
 //! files (late interaction without token ids), version 12 files (no prompts) and version 13
 //! files (no request contrast), version 15 files (no off-topic check) and version 16 files
-//! (no sentence pieces) and version 17 files (no language shift) still open.
+//! (no sentence pieces), version 17 files (no language shift) and version 18 files (no family
+//! hidden layers) still open.
 //!
 //! **Payloads**: every offset is a multiple of 64; matrices are row-major f32 with `stride` =
 //! `dim` rounded up to 16 floats, so each row starts on a 64-byte boundary; all padding is zero.
@@ -111,12 +113,13 @@ pub use crate::layout::{
 };
 pub use crate::matrix::{MatrixView, dot, dot_naive};
 pub use crate::meta::{
-    AdapterMeta, CascadeMeta, FusionMeta, IndexMeta, ItemMeta, LanguageShiftMeta, LateIdsMeta,
-    LateItems, LateMeta, LateStates, LexicalMeta, LexicalScreenMeta, MIN_MODE_EXAMPLES,
-    ModeCalibration, ModeMeta, ModeQuestionCount, ModeQuestionsMeta, ModelMeta, OffTopicMeta,
-    PatternMeta, PromptsMeta, QueryShiftMeta, ScreenFamiliesMeta, ScreenFamilyHead, ScreenHead,
-    ScreenMeta, ScreenRequestMeta, ScreenTriageMeta, SelectionMeta, THINKING_PLACEHOLDER,
-    ThinkingMeta, ThinkingModeMeta, Thresholds, WindowingMeta,
+    AdapterMeta, CascadeMeta, FamilyHiddenLayer, FusionMeta, IndexMeta, ItemMeta,
+    LanguageShiftMeta, LateIdsMeta, LateItems, LateMeta, LateStates, LexicalMeta,
+    LexicalScreenMeta, MIN_MODE_EXAMPLES, ModeCalibration, ModeMeta, ModeQuestionCount,
+    ModeQuestionsMeta, ModelMeta, OffTopicMeta, PatternMeta, PromptsMeta, QueryShiftMeta,
+    ScreenFamiliesMeta, ScreenFamilyHead, ScreenFamilyHiddenMeta, ScreenHead, ScreenMeta,
+    ScreenRequestMeta, ScreenTriageMeta, SelectionMeta, THINKING_PLACEHOLDER, ThinkingMeta,
+    ThinkingModeMeta, Thresholds, WindowingMeta,
 };
 pub use crate::writer::{IndexWriter, write_atomic};
 

@@ -5,8 +5,9 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::late_states::LateStates;
 pub use crate::screen_meta::{
-    LexicalScreenMeta, ScreenFamiliesMeta, ScreenFamilyHead, ScreenHead, ScreenMeta,
-    ScreenRequestMeta, ScreenTriageMeta, WindowingMeta,
+    FamilyHiddenLayer, LexicalScreenMeta, ScreenFamiliesMeta, ScreenFamilyHead,
+    ScreenFamilyHiddenMeta, ScreenHead, ScreenMeta, ScreenRequestMeta, ScreenTriageMeta,
+    WindowingMeta,
 };
 
 /// A section's bincode `encode` / `decode` (the screen's sections in `screen_meta.rs` use it too).

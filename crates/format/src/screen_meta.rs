@@ -222,6 +222,53 @@ pub struct ScreenFamiliesMeta {
 
 bincode_codec!(ScreenFamiliesMeta, "screen family heads");
 
+/// The hidden layers of the screen's family heads (optional section, version 19 on, only
+/// beside `screen_families`): a family head with one reads its embedding logit through a layer
+/// of rectified units, `sum_j outputs[j] * max(0, weights_j . v + biases[j]) + bias` (the
+/// head's [`ScreenFamilyHead::bias`]), in place of `weights . v + bias`, before its lexical
+/// logit is added. A jailbreak and a harmless role-play share their framing and differ in the
+/// request inside it; one hidden layer reads the two apart where one direction cannot.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScreenFamilyHiddenMeta {
+    /// One layer per family head that has one, in the heads' order.
+    pub layers: Vec<FamilyHiddenLayer>,
+}
+
+bincode_codec!(ScreenFamilyHiddenMeta, "screen family hidden layers");
+
+/// One family head's hidden layer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FamilyHiddenLayer {
+    /// The family head it belongs to ([`ScreenFamilyHead::family`]).
+    pub family: String,
+    /// `units x dim`, row-major, over the embedding as stored (unit length).
+    pub weights: Vec<f32>,
+    /// One bias per unit.
+    pub biases: Vec<f32>,
+    /// One output weight per unit.
+    pub outputs: Vec<f32>,
+}
+
+impl FamilyHiddenLayer {
+    /// Rectified units in the layer.
+    pub fn units(&self) -> usize {
+        self.biases.len()
+    }
+
+    /// The layer's part of the embedding logit of `v` (without the head's bias).
+    pub fn logit(&self, v: &[f32]) -> f32 {
+        let dim = v.len();
+        let mut z = 0.0;
+        for (j, (&b, &out)) in self.biases.iter().zip(&self.outputs).enumerate() {
+            let a = crate::dot(&self.weights[j * dim..(j + 1) * dim], v) + b;
+            if a > 0.0 {
+                z += out * a;
+            }
+        }
+        z
+    }
+}
+
 /// The screen's **request contrast** (optional section, version 14 on, only beside a screen
 /// head). An instruction planted in a document is often an ordinary request ("Translate your
 /// answer into German", "What is the capital of Brazil?"): the main head cannot flag it without

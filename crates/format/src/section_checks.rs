@@ -1,6 +1,7 @@
 //! Consistency checks run when an index opens, after the header and section table checks: the
 //! metadata against the matrices, then the optional sections (`cascade`, `selection`, `screen`,
-//! `adapter`, `thinking`, `query_shift`, `screen_triage`, `screen_families`, `mode_questions`, `late`).
+//! `adapter`, `thinking`, `query_shift`, `screen_triage`, `screen_families`, `screen_family_hidden`,
+//! `mode_questions`, `late`, `off_topic`, `language_shift`).
 
 use crate::{FormatError, Index, Result, SectionKind};
 
@@ -554,6 +555,36 @@ pub(crate) fn language_shift(index: &Index) -> Result<()> {
         return Err(bad(
             "a value is not a finite number, or the full margin is not positive".into()
         ));
+    }
+    Ok(())
+}
+
+pub(crate) fn screen_family_hidden(index: &Index) -> Result<()> {
+    let Some(hidden) = index.screen_family_hidden() else { return Ok(()) };
+    let bad = |message: String| FormatError::BadMeta {
+        path: index.path().to_path_buf(),
+        message: format!("screen_family_hidden: {message}"),
+    };
+    let Some(families) = index.screen_families() else {
+        return Err(bad("present without a screen_families section".into()));
+    };
+    let dim = index.dim();
+    for layer in &hidden.layers {
+        if !families.heads.iter().any(|h| h.family == layer.family) {
+            return Err(bad(format!("a layer for {:?}, which has no family head", layer.family)));
+        }
+        let units = layer.units();
+        if units == 0 || layer.outputs.len() != units || layer.weights.len() != units * dim {
+            return Err(bad(format!(
+                "{:?}: {} weights, {units} biases and {} outputs for width {dim}",
+                layer.family,
+                layer.weights.len(),
+                layer.outputs.len()
+            )));
+        }
+        if layer.weights.iter().chain(&layer.biases).chain(&layer.outputs).any(|x| !x.is_finite()) {
+            return Err(bad(format!("{:?}: a value is not a finite number", layer.family)));
+        }
     }
     Ok(())
 }

@@ -30,6 +30,7 @@ pub struct IndexWriter {
     screen_request: Option<Vec<u8>>,
     off_topic: Option<Vec<u8>>,
     language_shift: Option<Vec<u8>>,
+    screen_family_hidden: Option<Vec<u8>>,
     late: Option<Vec<u8>>,
     late_ids: Option<Vec<u8>>,
 }
@@ -57,6 +58,7 @@ impl IndexWriter {
             screen_request: None,
             off_topic: None,
             language_shift: None,
+            screen_family_hidden: None,
             late: None,
             late_ids: None,
         }
@@ -154,6 +156,9 @@ impl IndexWriter {
         if let Some(shift) = index.language_shift() {
             w.language_shift(shift)?;
         }
+        if let Some(hidden) = index.screen_family_hidden() {
+            w.screen_family_hidden(hidden)?;
+        }
         if let Some(off_topic) = index.off_topic() {
             w.off_topic(off_topic)?;
         }
@@ -232,6 +237,15 @@ impl IndexWriter {
     /// Sets the language shift of tasks (written only beside a selection section).
     pub fn language_shift(&mut self, meta: &crate::LanguageShiftMeta) -> Result<&mut Self> {
         self.language_shift = Some(meta.encode()?);
+        Ok(self)
+    }
+
+    /// Sets the hidden layers of the screen's family heads (written only beside them).
+    pub fn screen_family_hidden(
+        &mut self,
+        meta: &crate::ScreenFamilyHiddenMeta,
+    ) -> Result<&mut Self> {
+        self.screen_family_hidden = Some(meta.encode()?);
         Ok(self)
     }
 
@@ -404,6 +418,14 @@ impl IndexWriter {
                 ));
             }
             payloads.push((SectionKind::LanguageShift, shift.clone(), 0, 0, 0));
+        }
+        if let Some(hidden) = &self.screen_family_hidden {
+            if self.screen_families.is_none() {
+                return Err(FormatError::InvalidInput(
+                    "family hidden layers were set without family heads".into(),
+                ));
+            }
+            payloads.push((SectionKind::ScreenFamilyHidden, hidden.clone(), 0, 0, 0));
         }
 
         let count = payloads.len();

@@ -111,7 +111,9 @@ fn drop_cleared_sentences(
     let whole = texts.next().unwrap_or_default();
     let (kept_texts, kept_spans): (Vec<String>, Vec<_>) = texts
         .zip(spans)
-        .filter(|(t, (_, _, origin))| *origin != Origin::Sentence || triage.needs_embedding(t))
+        .filter(|(t, (_, _, origin))| {
+            *origin != Origin::Sentence || triage.sentence_needs_embedding(t)
+        })
         .unzip();
     (std::iter::once(whole).chain(kept_texts).collect(), kept_spans)
 }

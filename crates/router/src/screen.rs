@@ -14,7 +14,9 @@
 //! heads** (version 9 on; see `switchyard_format::ScreenFamiliesMeta`): a head trained on one
 //! family of attacks (jailbreaks), with its own embedding and lexical weights and threshold; a
 //! piece is also flagged when a family head's logit reaches its threshold, and the verdict
-//! names the head that came closest to (or furthest past) its threshold. Without one (a catalog
+//! names the head that came closest to (or furthest past) its threshold. From version 19 a
+//! family head may read the embedding through a hidden layer of rectified units
+//! (`switchyard_format::ScreenFamilyHiddenMeta`) instead of one direction. Without one (a catalog
 //! too small to train it, or an index older than version 4), the nearest-pattern **contrast
 //! rule** decides: `attack >= threshold` and `attack > benign + margin`, where `attack` and
 //! `benign` are the piece's best cosines against the attack patterns and the benign
@@ -54,7 +56,7 @@ use switchyard_untrusted::{Origin, PrepareConfig};
 /// Version of the screening rules in [`Router::screen`]: part of [`Router::screen_key`], so
 /// verdicts stored by an older rule are not read as this one's. Bump it whenever the same
 /// index and pieces could reach another verdict.
-pub const SCREEN_RULES_VERSION: u32 = 9;
+pub const SCREEN_RULES_VERSION: u32 = 10;
 
 /// Entries with at least this many pieces (the whole included) are scored on every core.
 const PARALLEL_PIECES: usize = 8;
@@ -317,6 +319,15 @@ impl Router {
         let (cleared, embedded_now) = self.unembedded_pieces(entries, &prepare)?;
         report.embedded_now = embedded_now.len();
         let families = head.and(self.index().screen_families()).map_or(&[][..], |f| &f.heads[..]);
+        // Each family head's hidden layer, when it has one (version 19 on).
+        let hidden: Vec<Option<&switchyard_format::FamilyHiddenLayer>> = families
+            .iter()
+            .map(|f| {
+                self.index()
+                    .screen_family_hidden()
+                    .and_then(|h| h.layers.iter().find(|l| l.family == f.family))
+            })
+            .collect();
         let request = head.and(self.index().screen_request());
         // A piece's screening under every head: the one closest to (or furthest past) its
         // threshold decides.
@@ -367,7 +378,11 @@ impl Router {
                             .lexical
                             .as_ref()
                             .map(|l| lexical_logit(&l.weights, l.bias, &features));
-                        let score = kernels::dot(&f.weights, v) + f.bias + lex.unwrap_or(0.0);
+                        let embedding = match hidden[k] {
+                            Some(layer) => layer.logit(v),
+                            None => kernels::dot(&f.weights, v),
+                        };
+                        let score = embedding + f.bias + lex.unwrap_or(0.0);
                         if score - f.threshold > best.score - best.threshold {
                             best = Scored {
                                 head: Some(k),
@@ -547,8 +562,13 @@ impl Router {
             });
             for (k, p) in unembedded {
                 let text = piece_text(e.text, p, prepare);
+                // Only the main head scores a sentence, so only its floor clears one.
+                let needed = |t: &switchyard_lexical::LexicalTriage| match p.origin {
+                    Origin::Sentence => t.sentence_needs_embedding(&text),
+                    _ => t.needs_embedding(&text),
+                };
                 match &triage {
-                    Some(t) if !t.needs_embedding(&text) => cleared.push((i, k)),
+                    Some(t) if !needed(t) => cleared.push((i, k)),
                     _ => to_embed.push(((i, k), text)),
                 }
             }

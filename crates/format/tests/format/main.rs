@@ -125,9 +125,22 @@ fn sample_writer() -> IndexWriter {
     w.screen_request(&sample_request()).unwrap();
     w.off_topic(&sample_off_topic()).unwrap();
     w.language_shift(&sample_language_shift()).unwrap();
+    w.screen_family_hidden(&sample_family_hidden()).unwrap();
     w.prompts(&PromptsMeta { constitution: Some("You are the front desk's agent.\n".into()) })
         .unwrap();
     w
+}
+
+/// A hidden layer of two units for the jailbreak family head.
+fn sample_family_hidden() -> ScreenFamilyHiddenMeta {
+    ScreenFamilyHiddenMeta {
+        layers: vec![FamilyHiddenLayer {
+            family: "jailbreak".into(),
+            weights: [unit(23), unit(24)].concat(),
+            biases: vec![0.1, -0.2],
+            outputs: vec![1.5, -0.5],
+        }],
+    }
 }
 
 /// Two languages' centroids, the catalog in the first.
@@ -383,8 +396,8 @@ fn header_layout_matches_the_spec() {
     assert_eq!(u64::from_le_bytes(b[16..24].try_into().unwrap()), FLAG_ROWS_NORMALISED);
     // 8 sections, plus static_rows, cascade, selection, screen, thinking_rows, thinking,
     // screen_lexical, query_shift, screen_triage, screen_families, mode_questions, late,
-    // late_ids, prompts, screen_request, off_topic and language_shift.
-    assert_eq!(u32::from_le_bytes(b[24..28].try_into().unwrap()), 25);
+    // late_ids, prompts, screen_request, off_topic, language_shift and screen_family_hidden.
+    assert_eq!(u32::from_le_bytes(b[24..28].try_into().unwrap()), 26);
     assert_eq!(u32::from_le_bytes(b[28..32].try_into().unwrap()), DIM as u32);
     assert_eq!(&b[32..48], &[0xab; 16]);
     assert_eq!(u64::from_le_bytes(b[48..56].try_into().unwrap()), b.len() as u64);
@@ -428,7 +441,7 @@ fn errors_are_distinct_and_verbatim() {
     b[8..12].copy_from_slice(&99u32.to_le_bytes());
     assert_eq!(
         open_err(&b),
-        "index <memory>: format version 99 is not supported (this build reads 1..=18); rebuild it with switchyard build-index"
+        "index <memory>: format version 99 is not supported (this build reads 1..=19); rebuild it with switchyard build-index"
     );
     let mut b = good.clone();
     b[28] ^= 1;

@@ -559,3 +559,48 @@ fn the_prompts_section_round_trips_a_rewrite_keeps_it_and_an_index_without_it_ha
     let index = Index::from_bytes(&without, &OpenOptions::new()).unwrap();
     assert!(index.prompts().is_none());
 }
+
+#[test]
+fn family_hidden_layers_round_trip_only_beside_family_heads_and_a_bad_one_is_refused() {
+    let index =
+        Index::from_bytes(&sample_writer().to_bytes().unwrap(), &OpenOptions::new()).unwrap();
+    let hidden = index.screen_family_hidden().unwrap();
+    assert_eq!(hidden, &sample_family_hidden());
+    // `sum_j outputs[j] * relu(weights_j . v + biases[j])`: unit 0 reads `unit(23)` as 1.1,
+    // unit 1 reads it as -0.2 + (unit(24) . unit(23)) and is off when that is negative.
+    let layer = &hidden.layers[0];
+    let v = unit(23);
+    let second = (dot(&unit(24), &v) - 0.2).max(0.0);
+    assert!((layer.logit(&v) - (1.5 * 1.1 - 0.5 * second)).abs() < 1e-5);
+    let refused = |hidden: ScreenFamilyHiddenMeta| {
+        let mut w = sample_writer();
+        w.screen_family_hidden(&hidden).unwrap();
+        Index::from_bytes(&w.to_bytes().unwrap(), &OpenOptions::new()).unwrap_err().to_string()
+    };
+    let mut short = sample_family_hidden();
+    short.layers[0].weights.pop();
+    let e = refused(short);
+    assert!(
+        e.contains(&format!(
+            "screen_family_hidden: \"jailbreak\": {} weights, 2 biases and 2 outputs for width {DIM}",
+            2 * DIM - 1
+        )),
+        "{e}"
+    );
+    let mut stranger = sample_family_hidden();
+    stranger.layers[0].family = "exfiltration".into();
+    assert!(refused(stranger).contains("a layer for \"exfiltration\", which has no family head"));
+    let mut nan = sample_family_hidden();
+    nan.layers[0].outputs[1] = f32::NAN;
+    assert!(refused(nan).contains("\"jailbreak\": a value is not a finite number"));
+    let mut w = sample_writer_without_prompts();
+    w.screen_family_hidden(&sample_family_hidden()).unwrap();
+    assert!(Index::from_bytes(&w.to_bytes().unwrap(), &OpenOptions::new()).is_ok());
+    let mut w = IndexWriter::new(DIM, [0xab; 16]);
+    w.screen_family_hidden(&sample_family_hidden()).unwrap();
+    w.matrix(SectionKind::Tools, unit(1)).unwrap();
+    w.strings(vec!["read a file".into()]);
+    w.meta(&sample_meta()).unwrap();
+    let e = w.to_bytes().map(|_| ()).unwrap_err().to_string();
+    assert!(e.contains("family hidden layers were set without family heads"), "{e}");
+}
