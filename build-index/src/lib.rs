@@ -36,6 +36,11 @@ mod thinking;
 mod thresholds;
 mod train_file;
 mod triage;
+mod up_to_date;
+pub use up_to_date::{
+    language_shift_matches, late_matches, mode_questions_match, off_topic_matches,
+    screen_code_matches,
+};
 mod vector_cache;
 
 pub use crate::cascade::{DEFAULT_MARGIN, DEFAULT_MIN_COVERAGE};
@@ -546,62 +551,6 @@ fn adapt_rows(adapter: &Adapter, rows: &[f32], spans: &[(usize, usize)], dim: us
         }
     }
     out
-}
-
-/// Whether `existing`'s late section agrees with the model's late-interaction share: the same
-/// share, or no section. A catalog over the states' budget has none whatever the share, so an
-/// index without one passes unless the share is 0 and it has one. (A share raised from 0 is
-/// caught by [`BUILDER_VERSION`], bumped with it.)
-pub fn late_matches(existing: &Index, embedder: &dyn Embedder) -> bool {
-    let share = embedder.info().late_interaction;
-    existing.late().is_none_or(|l| share > 0.0 && l.blend == share.min(1.0))
-}
-
-/// Whether `existing`'s off-topic section agrees with the model's margin: the same margin, or
-/// no section for a model without one (or an index with a query adapter, which never has one).
-pub fn off_topic_matches(existing: &Index, embedder: &dyn Embedder) -> bool {
-    let expected = embedder.info().off_topic_margin.filter(|_| existing.adapter().is_none());
-    existing.off_topic().map(|o| o.margin) == expected
-}
-
-/// Whether `existing`'s language shift agrees with the model's settings and this build's
-/// requests: the same strength, margin and languages, or no section for a model without one
-/// (or an index with a query adapter, which never has one).
-pub fn language_shift_matches(existing: &Index, embedder: &dyn Embedder) -> bool {
-    let expected = embedder.info().language_shift.filter(|_| existing.adapter().is_none());
-    match (existing.language_shift(), expected) {
-        (None, None) => true,
-        (Some(s), Some(e)) => {
-            s.strength == e.strength
-                && s.full_margin == e.full_margin
-                && s.requests.len() == REQUESTS_BY_LANGUAGE.len()
-                && REQUESTS_BY_LANGUAGE
-                    .iter()
-                    .zip(s.languages.iter().zip(&s.requests))
-                    .all(|((l, r), (sl, &sn))| l == sl && r.len() == sn as usize)
-        }
-        _ => false,
-    }
-}
-
-/// Whether `existing`'s screen (if any) was trained by this build's screen code on texts this
-/// build's preparation made: a head trained on texts prepared otherwise is not the one this
-/// build would store.
-pub fn screen_code_matches(existing: &Index) -> bool {
-    existing.screen().is_none_or(|s| {
-        s.builder_version == screen::SCREEN_BUILDER_VERSION
-            && s.windowing.prepare_version == switchyard_untrusted::PREPARE_VERSION
-    })
-}
-
-/// Whether `existing`'s counts of mode examples that ask questions were made by this build's
-/// question rules (an index without the counts is older than the format version, caught
-/// there). A router ignores counts made by other rules, so an index kept across a change of
-/// the rules would route without the question rule until rebuilt.
-pub fn mode_questions_match(existing: &Index) -> bool {
-    existing
-        .mode_questions()
-        .is_none_or(|q| q.rules_version == switchyard_lexical::QUESTION_RULES_VERSION)
 }
 
 /// Gives a catalog what `build_to_file` gives it before hashing and building: switchyard's
