@@ -470,8 +470,22 @@ impl FastEncoder {
         self.body.layers.hidden
     }
 
+    /// Number of transformer layers.
+    pub fn layers(&self) -> usize {
+        self.body.layers.layers.len()
+    }
+
     /// Last hidden states of each text, packed: `[sum of lengths, hidden]` (no padding).
     pub fn forward(&self, texts: &[Vec<u32>]) -> CResult<Vec<f32>> {
+        Ok(self.forward_keeping(texts, None)?.0)
+    }
+
+    /// [`FastEncoder::forward`], and the states after the first `after` layers when asked.
+    pub fn forward_keeping(
+        &self,
+        texts: &[Vec<u32>],
+        after: Option<usize>,
+    ) -> CResult<(Vec<f32>, Option<Vec<f32>>)> {
         let h = self.body.layers.hidden;
         let flat: Vec<u32> = texts.iter().flatten().copied().collect();
         let mut x = self.word.gather(&flat).map_err(candle_core::Error::Msg)?;
@@ -495,7 +509,7 @@ impl FastEncoder {
             }
         }
         let lens: Vec<usize> = texts.iter().map(Vec::len).collect();
-        body.layers.forward(&mut x, &lens);
-        Ok(x)
+        let kept = body.layers.forward_keeping(&mut x, &lens, after);
+        Ok((x, kept))
     }
 }

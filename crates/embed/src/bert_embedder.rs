@@ -6,7 +6,7 @@ use crate::options::{EmbedOptions, EngineChoice};
 use crate::token_states::content_range;
 use crate::tokenize::{LoadSource, TextTokenizer};
 use crate::words::WordTable;
-use crate::{EmbedError, Embedder, ModelInfo, Pooling, Result, TokenStates};
+use crate::{EmbedError, Embedder, LayeredVector, ModelInfo, Pooling, Result, TokenStates};
 use candle_core::{Device, Tensor};
 use std::path::PathBuf;
 
@@ -475,6 +475,48 @@ impl BertEmbedder {
 }
 
 impl BertEmbedder {
+    /// [`Embedder::embed_with_layer`] for this model: one packed forward per batch keeps the
+    /// states after `layer` layers on the way.
+    fn layered(&self, texts: &[&str], layer: usize) -> Result<Option<Vec<LayeredVector>>> {
+        let Engine::Fast(fast) = &self.encoder else { return Ok(None) };
+        let layers = fast.layers();
+        if layer == 0 || layer > layers {
+            return Err(EmbedError::Forward {
+                model: self.info.name.clone(),
+                message: format!(
+                    "layer {layer} does not exist: the model has layers 1 to {layers}"
+                ),
+            });
+        }
+        let fail = |e: candle_core::Error| EmbedError::Forward {
+            model: self.info.name.clone(),
+            message: e.to_string(),
+        };
+        let prefix = self.info.prefix.clone();
+        let ids =
+            texts.iter().map(|t| self.token_ids_with(&prefix, t)).collect::<Result<Vec<_>>>()?;
+        let h = fast.hidden();
+        let mut out = Vec::with_capacity(ids.len());
+        for chunk in ids.chunks(BATCH) {
+            let framed: Vec<Vec<u32>> = chunk
+                .iter()
+                .map(|r| if r.is_empty() { vec![self.pad_id] } else { r.clone() })
+                .collect();
+            let (last, middle) = fast.forward_keeping(&framed, Some(layer)).map_err(fail)?;
+            let middle = middle.unwrap_or_default();
+            let mut row = 0;
+            for r in &framed {
+                let span = row * h..(row + r.len()) * h;
+                out.push(LayeredVector {
+                    vector: self.pool(&last[span.clone()], h),
+                    middle: self.pool(&middle[span], h),
+                });
+                row += r.len();
+            }
+        }
+        Ok(Some(out))
+    }
+
     /// Embeds texts behind `prefix` (the query or the document prefix).
     fn embed_with_prefix(&self, prefix: &str, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         let ids =
@@ -518,6 +560,10 @@ impl Embedder for BertEmbedder {
 
     fn count_tokens(&self, text: &str) -> Result<usize> {
         Ok(self.token_ids(text)?.len())
+    }
+
+    fn embed_with_layer(&self, texts: &[&str], layer: usize) -> Result<Option<Vec<LayeredVector>>> {
+        self.layered(texts, layer)
     }
 
     fn embed_with_tokens(

@@ -89,6 +89,16 @@ mod tokenize;
 #[cfg(feature = "candle")]
 mod words;
 
+/// A text's unit vector and the unit vector pooled from a middle layer's states (see
+/// [`Embedder::embed_with_layer`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LayeredVector {
+    /// The final vector, as [`Embedder::embed_batch`] gives it.
+    pub vector: Vec<f32>,
+    /// The middle layer's states, pooled like the final ones and normalised.
+    pub middle: Vec<f32>,
+}
+
 /// Turns texts into unit vectors. Implementations are `Send + Sync` so one loaded model serves
 /// every thread.
 pub trait Embedder: Send + Sync {
@@ -144,6 +154,17 @@ pub trait Embedder: Send + Sync {
         documents: bool,
     ) -> Result<Option<Vec<TokenStates>>> {
         let _ = (texts, documents);
+        Ok(None)
+    }
+
+    /// Embeds texts and also pools the hidden states after the model's first `layer` layers the
+    /// same way, to unit length: a middle layer, which the learned injection screen may read
+    /// beside the final vector (`build-index --screen-layer`). Each [`LayeredVector::vector`] is
+    /// bit for bit what [`Embedder::embed_batch`] gives. `None` for an embedder without layers
+    /// (a hash embedder, candle's reference engine); an error when `layer` is 0 or past the
+    /// last layer. Wrappers must forward it.
+    fn embed_with_layer(&self, texts: &[&str], layer: usize) -> Result<Option<Vec<LayeredVector>>> {
+        let _ = (texts, layer);
         Ok(None)
     }
 

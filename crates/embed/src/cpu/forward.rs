@@ -278,29 +278,43 @@ fn add_layer_norm_rows(x: &mut [f32], residual: &[f32], (w, b): &NormPair, h: us
 impl FastLayers {
     /// Runs every layer on `x` (`[tokens, hidden]`, embeddings already normalised), where the
     /// texts are the consecutive row ranges of `lens`. `x` ends as the last hidden states.
-    pub fn forward(&self, x: &mut Vec<f32>, lens: &[usize]) {
+    /// It also gives a copy of the hidden states after the first `after` layers (`Some(n)`,
+    /// `1..=layers`): a middle layer's states at no extra work.
+    pub fn forward_keeping(
+        &self,
+        x: &mut Vec<f32>,
+        lens: &[usize],
+        after: Option<usize>,
+    ) -> Option<Vec<f32>> {
         let threads = rayon::current_num_threads();
         let tokens: usize = lens.iter().sum();
         if threads > 1 && self.any_product_parallel(tokens) {
-            Team::run(threads - 1, |team| self.forward_in(team, x, lens));
+            Team::run(threads - 1, |team| self.forward_in(team, x, lens, after))
         } else {
-            self.forward_in(&Team::solo(), x, lens);
+            self.forward_in(&Team::solo(), x, lens, after)
         }
     }
 
-    fn forward_in(&self, team: &Team, x: &mut Vec<f32>, lens: &[usize]) {
+    fn forward_in(
+        &self,
+        team: &Team,
+        x: &mut Vec<f32>,
+        lens: &[usize],
+        after: Option<usize>,
+    ) -> Option<Vec<f32>> {
         // The buffers are moved out of the thread-local and back, so the body runs in this
         // function's code (a closure passed to `with` would not get the AVX2 build below).
         let mut scratch = SCRATCH.with(|c| std::mem::take(&mut *c.borrow_mut()));
         #[cfg(target_arch = "x86_64")]
         if crate::cpu::kernel::has_avx2_fma() {
             // SAFETY: avx2 and fma were detected at run time.
-            unsafe { self.forward_avx2(team, x, lens, &mut scratch) };
+            let kept = unsafe { self.forward_avx2(team, x, lens, &mut scratch, after) };
             SCRATCH.with(|c| *c.borrow_mut() = scratch);
-            return;
+            return kept;
         }
-        self.forward_body(team, x, lens, &mut scratch);
+        let kept = self.forward_body(team, x, lens, &mut scratch, after);
         SCRATCH.with(|c| *c.borrow_mut() = scratch);
+        kept
     }
 
     /// Whether a product of a forward over `tokens` rows is large enough to split.
@@ -315,12 +329,26 @@ impl FastLayers {
     /// The CPU must have avx2 and fma.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
-    unsafe fn forward_avx2(&self, team: &Team, x: &mut Vec<f32>, lens: &[usize], s: &mut Scratch) {
-        self.forward_body(team, x, lens, s);
+    unsafe fn forward_avx2(
+        &self,
+        team: &Team,
+        x: &mut Vec<f32>,
+        lens: &[usize],
+        s: &mut Scratch,
+        after: Option<usize>,
+    ) -> Option<Vec<f32>> {
+        self.forward_body(team, x, lens, s, after)
     }
 
     #[inline(always)]
-    fn forward_body(&self, team: &Team, x: &mut Vec<f32>, lens: &[usize], s: &mut Scratch) {
+    fn forward_body(
+        &self,
+        team: &Team,
+        x: &mut Vec<f32>,
+        lens: &[usize],
+        s: &mut Scratch,
+        after: Option<usize>,
+    ) -> Option<Vec<f32>> {
         let h = self.hidden;
         let tokens: usize = lens.iter().sum();
         // One attention job per (text, head); each writes its own columns of its own rows.
@@ -339,7 +367,11 @@ impl FastLayers {
         for &(_, len, _) in &jobs {
             job_work.push(job_work.last().copied().unwrap_or(0) + len * len + len);
         }
-        for layer in &self.layers {
+        let mut kept = None;
+        for (done, layer) in self.layers.iter().enumerate() {
+            if after == Some(done) {
+                kept = Some(x.clone());
+            }
             linear(team, &layer.qkv, x, tokens, &mut s.qkv, false, &mut s.acts);
             // Every (text, head) job writes its columns of its rows: no clearing needed.
             s.ctx.resize(tokens * h, 0.0);
@@ -352,6 +384,10 @@ impl FastLayers {
             add_layer_norm(team, &mut s.tmp, x, &layer.ffn_norm, h, self.eps);
             std::mem::swap(x, &mut s.tmp);
         }
+        if after == Some(self.layers.len()) {
+            kept = Some(x.clone());
+        }
+        kept
     }
 
     /// Runs the attention `jobs` (`(first row, tokens, head)`), split across the team when the
