@@ -475,12 +475,8 @@ impl FastEncoder {
         self.body.layers.layers.len()
     }
 
-    /// Last hidden states of each text, packed: `[sum of lengths, hidden]` (no padding).
-    pub fn forward(&self, texts: &[Vec<u32>]) -> CResult<Vec<f32>> {
-        Ok(self.forward_keeping(texts, None)?.0)
-    }
-
-    /// [`FastEncoder::forward`], and the states after the first `after` layers when asked.
+    /// Last hidden states of each text, packed: `[sum of lengths, hidden]` (no padding), and
+    /// the states after the first `after` layers when asked.
     pub fn forward_keeping(
         &self,
         texts: &[Vec<u32>],

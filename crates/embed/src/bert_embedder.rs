@@ -395,11 +395,23 @@ impl BertEmbedder {
         fast: &FastEncoder,
         ids: &[Vec<u32>],
     ) -> candle_core::Result<(Vec<Vec<u32>>, Vec<f32>)> {
+        let (ids, hidden, _) = self.fast_states_keeping(fast, ids, None)?;
+        Ok((ids, hidden))
+    }
+
+    /// [`Self::fast_states`], and the states after the first `after` layers when asked.
+    #[allow(clippy::type_complexity)] // (ids, last states, kept states), read right away
+    fn fast_states_keeping(
+        &self,
+        fast: &FastEncoder,
+        ids: &[Vec<u32>],
+        after: Option<usize>,
+    ) -> candle_core::Result<(Vec<Vec<u32>>, Vec<f32>, Option<Vec<f32>>)> {
         // An empty text still has its special tokens; guard anyway so pooling never divides by 0.
         let ids: Vec<Vec<u32>> =
             ids.iter().map(|r| if r.is_empty() { vec![self.pad_id] } else { r.clone() }).collect();
-        let hidden = fast.forward(&ids)?;
-        Ok((ids, hidden))
+        let (hidden, kept) = fast.forward_keeping(&ids, after)?;
+        Ok((ids, hidden, kept))
     }
 
     /// One text's pooled unit vector from its `[tokens, h]` states.
@@ -492,17 +504,14 @@ impl BertEmbedder {
             model: self.info.name.clone(),
             message: e.to_string(),
         };
-        let prefix = self.info.prefix.clone();
+        let prefix = &self.info.prefix;
         let ids =
-            texts.iter().map(|t| self.token_ids_with(&prefix, t)).collect::<Result<Vec<_>>>()?;
+            texts.iter().map(|t| self.token_ids_with(prefix, t)).collect::<Result<Vec<_>>>()?;
         let h = fast.hidden();
         let mut out = Vec::with_capacity(ids.len());
         for chunk in ids.chunks(BATCH) {
-            let framed: Vec<Vec<u32>> = chunk
-                .iter()
-                .map(|r| if r.is_empty() { vec![self.pad_id] } else { r.clone() })
-                .collect();
-            let (last, middle) = fast.forward_keeping(&framed, Some(layer)).map_err(fail)?;
+            let (framed, last, middle) =
+                self.fast_states_keeping(fast, chunk, Some(layer)).map_err(fail)?;
             let middle = middle.unwrap_or_default();
             let mut row = 0;
             for r in &framed {
