@@ -59,12 +59,18 @@ fn bench(c: &mut Criterion) {
         let router_no_request =
             RouterBuilder::new(&no_request).build(Arc::clone(&model)).expect("router");
         let prepare = router.prepare_config();
-        let stored =
-            embed_for_screening(model.as_ref(), &[SHORT, &long], &prepare, None).expect("embed");
+        let stored = embed_for_screening(
+            model.as_ref(),
+            &[SHORT, &long],
+            &prepare,
+            None,
+            router.screen_layer(),
+        )
+        .expect("embed");
         for (label, text, e) in
             [("short", SHORT, &stored[0]), ("2000_words", long.as_str(), &stored[1])]
         {
-            let entry = [switchyard::screen_entry(text, &e.embedding, &e.pieces, true)];
+            let entry = [switchyard::screen_entry(text, e, true)];
             group.bench_function(
                 format!("{name}/stored_entry={label}/pieces={}", 1 + e.pieces.len()),
                 |b| b.iter(|| router.screen(black_box(&entry)).expect("screen")),

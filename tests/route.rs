@@ -329,20 +329,14 @@ fn screening_drops_attacks_and_keeps_look_alikes() {
         "Ignore the deprecation warnings in the generated code for now.",
     ];
     let vectors = model.embed_batch(&texts).unwrap();
-    let entries: Vec<ScreenEntry<'_>> = texts
-        .iter()
-        .zip(&vectors)
-        .map(|(t, v)| ScreenEntry { text: t, embedding: v, pieces: Vec::new() })
-        .collect();
+    let entries: Vec<ScreenEntry<'_>> =
+        texts.iter().zip(&vectors).map(|(t, v)| ScreenEntry::whole(t, v)).collect();
     let report = router.screen(&entries).unwrap();
     assert_eq!(report.dropped_count, 1, "{report:#?}");
     assert_eq!(report.dropped[0].entry, 0);
     assert!(!report.dropped[0].nearest_attack.is_empty());
     assert_eq!(report.whole_entry_only, 3, "no pieces given: screened as wholes");
-    let bad = router
-        .screen(&[ScreenEntry { text: "x", embedding: &[0.0; 3], pieces: Vec::new() }])
-        .unwrap_err()
-        .to_string();
+    let bad = router.screen(&[ScreenEntry::whole("x", &[0.0; 3])]).unwrap_err().to_string();
     assert!(bad.contains("re-embed"), "{bad}");
 }
 

@@ -47,7 +47,9 @@ pub use crate::cascade::{DEFAULT_MARGIN, DEFAULT_MIN_COVERAGE};
 pub use crate::language_shift::{REQUESTS_BY_LANGUAGE, catalog_language};
 pub use crate::off_topic::{COVERAGE_SLACK, GENERAL_TOPICS};
 pub use crate::query_shift::{ORDINARY_REQUESTS, QUERY_SHIFT_STRENGTH};
-pub use crate::rows::{TextKind, embed_all, embed_all_as, embed_mixed, row_kinds, row_texts};
+pub use crate::rows::{
+    TextKind, embed_all, embed_all_as, embed_mixed, embed_screen, row_kinds, row_texts,
+};
 pub use crate::screen::{
     DEFAULT_FAMILY_HIDDEN, DEFAULT_L2, DEFAULT_TARGET_FPR, MIN_HEAD_ROWS, SCREEN_BUILDER_VERSION,
     ScreenOptions, windowing_meta,
@@ -503,6 +505,9 @@ pub fn build_bytes_with(
     if let Some(hidden) = &sections.family_hidden {
         w.screen_family_hidden(hidden)?;
     }
+    if let Some(layer) = &sections.layer {
+        w.screen_layer(layer)?;
+    }
     if let Ok(request) = &sections.request {
         w.screen_request(request)?;
     }
@@ -603,6 +608,11 @@ pub fn build_to_file(
                 .map_or(0, |l| l.units())
                 == screen.options.family_hidden)
         && (screen.options.request_contrast || existing.screen_request().is_none())
+        // The middle layer the heads read (none without a head).
+        && existing.screen_layer()
+            == screen.options.layer_for(embedder).filter(|_| {
+                existing.screen().is_some_and(|s| s.head.is_some())
+            })
         // Sentence pieces turned on or off (a catalog with no long benign text to set their
         // threshold on gets none either way, and is rebuilt while they are asked for).
         && existing

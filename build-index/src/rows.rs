@@ -29,6 +29,35 @@ pub fn embed_all(
     embed_all_as(embedder, texts, TextKind::Query, progress)
 }
 
+/// Embeds texts as the injection screen reads them, in fixed chunks, in parallel across chunks,
+/// keeping order: each text's **screen vector**, its final vector followed, with a `layer`, by
+/// that middle layer's from the same pass (see `switchyard_format::ScreenLayerMeta`).
+pub fn embed_screen(
+    embedder: &dyn Embedder,
+    texts: &[String],
+    layer: Option<usize>,
+    progress: Option<&(dyn Fn(usize, usize) + Send + Sync)>,
+) -> Result<Vec<Vec<f32>>> {
+    let Some(layer) = layer else { return embed_all(embedder, texts, progress) };
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let chunks: Vec<Vec<Vec<f32>>> = texts
+        .par_chunks(CHUNK)
+        .map(|chunk| {
+            let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
+            let out: Vec<Vec<f32>> = switchyard_embed::embed_layered(embedder, &refs, Some(layer))?
+                .into_iter()
+                .map(|v| [v.vector, v.middle].concat())
+                .collect();
+            let n = done.fetch_add(chunk.len(), std::sync::atomic::Ordering::Relaxed) + chunk.len();
+            if let Some(p) = progress {
+                p(n, texts.len());
+            }
+            Ok(out)
+        })
+        .collect::<Result<_>>()?;
+    Ok(chunks.into_iter().flatten().collect())
+}
+
 /// Embeds texts of one kind in fixed chunks, in parallel across chunks, keeping order.
 pub fn embed_all_as(
     embedder: &dyn Embedder,

@@ -44,8 +44,8 @@
 
 use switchyard_format::{
     FamilyHiddenLayer, LexicalScreenMeta, ScreenFamiliesMeta, ScreenFamilyHead,
-    ScreenFamilyHiddenMeta, ScreenHead, ScreenMeta, ScreenRequestMeta, ScreenTriageMeta,
-    WindowingMeta,
+    ScreenFamilyHiddenMeta, ScreenHead, ScreenLayerMeta, ScreenMeta, ScreenRequestMeta,
+    ScreenTriageMeta, WindowingMeta,
 };
 use switchyard_untrusted::PrepareConfig;
 
@@ -147,6 +147,21 @@ pub struct ScreenOptions {
     /// Whether sentence pieces get a threshold, so long entries are also screened sentence by
     /// sentence (see `sentences`; on by default, only beside a triage).
     pub sentence_pieces: bool,
+    /// The middle layer the heads read beside the final vector (`switchyard_format::
+    /// ScreenLayerMeta`): `None` takes the model's own (`ModelInfo::screen_layer`, from its
+    /// `model.toml`), `Some(0)` reads the final vector alone (`build-index --screen-layer 0`).
+    pub layer: Option<usize>,
+}
+
+impl ScreenOptions {
+    /// The middle layer this build's screen reads with `embedder`, if any.
+    pub fn layer_for(&self, embedder: &dyn switchyard_embed::Embedder) -> Option<usize> {
+        match self.layer {
+            None => embedder.info().screen_layer,
+            Some(0) => None,
+            Some(layer) => Some(layer),
+        }
+    }
 }
 
 impl Default for ScreenOptions {
@@ -167,6 +182,7 @@ impl Default for ScreenOptions {
             family_hidden: DEFAULT_FAMILY_HIDDEN,
             request_contrast: true,
             sentence_pieces: true,
+            layer: None,
         }
     }
 }
@@ -185,8 +201,11 @@ pub fn windowing_meta(p: &PrepareConfig) -> WindowingMeta {
 
 use switchyard_format::dot;
 
-/// Best cosine of `v` against the unpadded rows of `m`, skipping row `skip`; 0 without rows.
+/// Best cosine of `v`'s final vector (its first `dim` values: a screen vector may hold a
+/// middle layer's after them) against the unpadded rows of `m`, skipping row `skip`; 0 without
+/// rows.
 fn best(v: &[f32], m: &[f32], dim: usize, skip: Option<usize>) -> f32 {
+    let v = &v[..dim.min(v.len())];
     let mut b = f32::NEG_INFINITY;
     for (i, row) in m.chunks_exact(dim).enumerate() {
         if Some(i) != skip {
@@ -196,9 +215,10 @@ fn best(v: &[f32], m: &[f32], dim: usize, skip: Option<usize>) -> f32 {
     if b.is_finite() { b } else { 0.0 }
 }
 
-/// The feature vector of a row: scaled embedding, attack cosine, benign cosine, 1 (bias).
-/// The embedding is scaled by sqrt(dim) so its components are about as large as the cosines
-/// and one L2 penalty suits all features.
+/// The feature vector of a row: scaled screen vector, attack cosine, benign cosine, 1 (bias).
+/// The screen vector is scaled by sqrt(dim) (the model's width: each of its unit parts has
+/// components of that size) so its components are about as large as the cosines and one L2
+/// penalty suits all features.
 pub(crate) fn features(
     row: &Row,
     attacks: &[f32],
@@ -239,6 +259,8 @@ pub struct TrainedScreen {
     pub family_hidden: Option<ScreenFamilyHiddenMeta>,
     /// The request contrast (only beside a head), or why there is none.
     pub request: Result<ScreenRequestMeta, String>,
+    /// The middle layer the heads read beside the final vector (only beside a head).
+    pub layer: Option<usize>,
 }
 
 /// The sections a trained screen is written as.
@@ -256,6 +278,8 @@ pub struct ScreenSections {
     pub family_hidden: Option<ScreenFamilyHiddenMeta>,
     /// The request contrast, or why there is none.
     pub request: Result<ScreenRequestMeta, String>,
+    /// The middle layer the heads read.
+    pub layer: Option<ScreenLayerMeta>,
 }
 
 impl TrainedScreen {
@@ -274,6 +298,7 @@ impl TrainedScreen {
             families: self.families,
             family_hidden: self.family_hidden,
             request: self.request,
+            layer: self.layer.map(|l| ScreenLayerMeta { layer: l as u32 }),
         }
     }
 }
@@ -310,8 +335,11 @@ pub fn train(
             families: None,
             family_hidden: None,
             request: Err("the screen has no learned head".into()),
+            layer: None,
         };
     }
+    // The width of the rows' screen vectors: the model's, or twice it with a middle layer.
+    let width = rows.first().map_or(dim, |r| r.embedding.len());
     let x: Vec<Vec<f64>> =
         rows.iter().map(|r| features(r, attacks, benign, dim, options.contrast_features)).collect();
     let y: Vec<bool> = rows.iter().map(|r| r.attack).collect();
@@ -361,7 +389,7 @@ pub fn train(
             let (w, lw) = fit_pair(x, used);
             return FamilyFit { linear: w, hidden: None, lexical: lw };
         }
-        let net = crate::mlp::fit(x, &y, used, dim, &mlp_options);
+        let net = crate::mlp::fit(x, &y, used, width, &mlp_options);
         let lw = lexical.as_ref().map(|l| fit(l, &y, &source, used, LEXICAL_L2, balance));
         FamilyFit { linear: Vec::new(), hidden: Some(net), lexical: lw }
     };
@@ -373,7 +401,7 @@ pub fn train(
         let embedding = match &f.hidden {
             None => logit(&f.linear, &x[i]),
             Some(net) => {
-                let input: Vec<f32> = x[i][..dim].iter().map(|&v| v as f32).collect();
+                let input: Vec<f32> = x[i][..width].iter().map(|&v| v as f32).collect();
                 f64::from(net.logit(&input))
             }
         };
@@ -486,12 +514,12 @@ pub fn train(
                 // weights take the training scale, as a direction's do.
                 let (weights, bias, layer) = match &fitted.hidden {
                     None => (
-                        fitted.linear[..dim].iter().map(|&v| (v * scale) as f32).collect(),
-                        fitted.linear[dim + 2] as f32,
+                        fitted.linear[..width].iter().map(|&v| (v * scale) as f32).collect(),
+                        fitted.linear[width + 2] as f32,
                         None,
                     ),
                     Some(net) => (
-                        vec![0.0; dim],
+                        vec![0.0; width],
                         net.b2,
                         Some(FamilyHiddenLayer {
                             family: family.name.to_string(),
@@ -537,10 +565,10 @@ pub fn train(
     TrainedScreen {
         builder_version: SCREEN_BUILDER_VERSION,
         head: Some(ScreenHead {
-            weights: w[..dim].iter().map(|&v| (v * scale) as f32).collect(),
-            attack_weight: w[dim] as f32,
-            benign_weight: w[dim + 1] as f32,
-            bias: w[dim + 2] as f32,
+            weights: w[..width].iter().map(|&v| (v * scale) as f32).collect(),
+            attack_weight: w[width] as f32,
+            benign_weight: w[width + 1] as f32,
+            bias: w[width + 2] as f32,
             threshold,
             near_copy_threshold,
             target_fpr: options.target_fpr,
@@ -561,6 +589,8 @@ pub fn train(
         // Trained from the training files' texts, which these rows no longer tell apart
         // (`screen_rows` fills it in).
         request: Err("the request contrast is trained from the training files".into()),
+        // The caller knows which layer the rows' vectors hold (`screen_rows` fills it in).
+        layer: None,
     }
 }
 

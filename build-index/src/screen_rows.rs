@@ -1,7 +1,7 @@
 //! The learned screen's training rows, gathered from the catalog's embedded matrices and the
 //! training files, and the screen trained on them (`screen::train`).
 
-use crate::{Result, ScreenTraining, embed_all, screen, train_file};
+use crate::{Result, ScreenTraining, rows::embed_screen, screen, train_file};
 use switchyard_embed::Embedder;
 use switchyard_manifest::Catalog;
 
@@ -42,6 +42,20 @@ pub(crate) fn screen_section(
             rows.push(screen::Row::new(t.clone(), v, false));
         }
     }
+    // With a middle layer, the catalog's rows are embedded again as screen vectors: the
+    // matrices hold final vectors alone (and the tools' and skills' as documents, where a
+    // screened piece is embedded as a query).
+    let layer = training.options.layer_for(embedder);
+    if layer.is_some() {
+        let texts: Vec<String> = rows.iter().map(|r| r.text.clone()).collect();
+        let vectors = match &training.vector_cache {
+            Some(cache) => cache.embed(embedder, &texts, layer, progress)?.0,
+            None => embed_screen(embedder, &texts, layer, progress)?,
+        };
+        for (row, v) in rows.iter_mut().zip(vectors) {
+            row.embedding = v;
+        }
+    }
     let catalog_attacks: Vec<String> = catalog.patterns.iter().map(|p| p.text.clone()).collect();
     let train_file::TrainTexts { texts, labels, sources, categories } =
         training.texts_to_embed(&catalog_attacks);
@@ -54,11 +68,11 @@ pub(crate) fn screen_section(
     if !texts.is_empty() {
         let vectors = match &training.vector_cache {
             Some(cache) => {
-                let (vectors, used) = cache.embed(embedder, &texts, progress)?;
+                let (vectors, used) = cache.embed(embedder, &texts, layer, progress)?;
                 tracing::info!(read_back = used.hits, embedded = used.embedded, "vector cache");
                 vectors
             }
-            None => embed_all(embedder, &texts, progress)?,
+            None => embed_screen(embedder, &texts, layer, progress)?,
         };
         let labelled = labels.into_iter().zip(texts).zip(sources).zip(categories);
         for (v, (((attack, text), source), category)) in vectors.into_iter().zip(labelled) {
@@ -66,6 +80,7 @@ pub(crate) fn screen_section(
         }
     }
     let mut trained = screen::train(&rows, &matrices[3], &matrices[4], dim, &training.options);
+    trained.layer = layer.filter(|_| trained.head.is_some());
     let patterns = (&matrices[3][..], &matrices[4][..]);
     let sentences = if training.options.sentence_pieces {
         crate::sentences::calibrate(

@@ -19,7 +19,7 @@
 use crate::logistic::{Design, Sparse, fit, logit};
 use crate::screen::{LEXICAL_L2, Row, ScreenOptions, TrainedScreen, features};
 use crate::train_file::head_of;
-use crate::{Result, ScreenTraining, embed_all};
+use crate::{Result, ScreenTraining};
 use std::collections::HashSet;
 use switchyard_embed::Embedder;
 use switchyard_lexical::LexicalTriage;
@@ -80,9 +80,10 @@ pub(crate) fn calibrate(
             }
         }
     }
+    let layer = training.options.layer_for(embedder);
     let vectors = match &training.vector_cache {
-        Some(cache) => cache.embed(embedder, &sentences, None)?.0,
-        None => embed_all(embedder, &sentences, None)?,
+        Some(cache) => cache.embed(embedder, &sentences, layer, None)?.0,
+        None => crate::rows::embed_screen(embedder, &sentences, layer, None)?,
     };
     let (even, odd) = rayon::join(
         || held_out_fit(rows, &documents, 0, patterns, dim, options),

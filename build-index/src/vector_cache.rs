@@ -12,7 +12,7 @@
 //! before it. A file that does not check out is ignored (and replaced), never trusted.
 
 use crate::Result;
-use crate::rows::embed_all;
+use crate::rows::embed_screen;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -46,22 +46,27 @@ impl VectorCache {
         Self { dir: dir.into() }
     }
 
-    /// The file of `embedder`'s vectors.
-    pub fn file(&self, embedder: &dyn Embedder) -> PathBuf {
+    /// The file of `embedder`'s screen vectors with the middle `layer`, if any.
+    pub fn file(&self, embedder: &dyn Embedder, layer: Option<usize>) -> PathBuf {
         let fp = embedder.fingerprint().to_hex();
-        self.dir.join(format!("screen-vectors-{}.bin", &fp[..16]))
+        match layer {
+            None => self.dir.join(format!("screen-vectors-{}.bin", &fp[..16])),
+            Some(l) => self.dir.join(format!("screen-vectors-{}-layer{l}.bin", &fp[..16])),
+        }
     }
 
-    /// Embeds `texts` as queries, reading the vectors it has and storing the new ones. A cache
+    /// Embeds `texts` as queries into screen vectors with the middle `layer`, if any
+    /// (`rows::embed_screen`), reading the vectors it has and storing the new ones. A cache
     /// that cannot be read or written costs time, never the build: it is logged and skipped.
     pub fn embed(
         &self,
         embedder: &dyn Embedder,
         texts: &[String],
+        layer: Option<usize>,
         progress: Option<&(dyn Fn(usize, usize) + Send + Sync)>,
     ) -> Result<(Vec<Vec<f32>>, CacheUse)> {
-        let dim = embedder.dim();
-        let path = self.file(embedder);
+        let dim = embedder.dim() * if layer.is_some() { 2 } else { 1 };
+        let path = self.file(embedder, layer);
         let mut stored = match read(&path, dim) {
             Ok(map) => map,
             Err(why) => {
@@ -81,7 +86,7 @@ impl VectorCache {
         let usage = CacheUse { hits: texts.len() - missing.len(), embedded: missing.len() };
         if !missing.is_empty() {
             let todo: Vec<String> = missing.iter().map(|&i| texts[i].clone()).collect();
-            for (i, v) in missing.iter().zip(embed_all(embedder, &todo, progress)?) {
+            for (i, v) in missing.iter().zip(embed_screen(embedder, &todo, layer, progress)?) {
                 stored.insert(keys[*i], v);
             }
             let used: std::collections::HashSet<Key> = keys.iter().copied().collect();
@@ -194,10 +199,10 @@ mod tests {
         let cache = VectorCache::new(dir.path().join("cache"));
         let model = Counting(HashEmbedder::new(64), Default::default());
         let first = texts(&["leak the keys", "wire the money", "leak the keys"]);
-        let (a, used) = cache.embed(&model, &first, None).unwrap();
+        let (a, used) = cache.embed(&model, &first, None, None).unwrap();
         assert_eq!(used, CacheUse { hits: 1, embedded: 2 }, "a repeated text is embedded once");
         let second = texts(&["wire the money", "delete the logs", "leak the keys"]);
-        let (b, used) = cache.embed(&model, &second, None).unwrap();
+        let (b, used) = cache.embed(&model, &second, None, None).unwrap();
         assert_eq!(used, CacheUse { hits: 2, embedded: 1 });
         assert_eq!(model.1.load(std::sync::atomic::Ordering::Relaxed), 3);
         assert_eq!((&a[1], &a[0]), (&b[0], &b[2]));
@@ -213,15 +218,15 @@ mod tests {
         let cache = VectorCache::new(dir.path());
         let model = HashEmbedder::new(64);
         let t = texts(&["leak the keys"]);
-        cache.embed(&model, &t, None).unwrap();
-        let path = cache.file(&model);
+        cache.embed(&model, &t, None, None).unwrap();
+        let path = cache.file(&model, None);
         let mut bytes = std::fs::read(&path).unwrap();
         bytes[20] ^= 0xff;
         std::fs::write(&path, &bytes).unwrap();
-        let (v, used) = cache.embed(&model, &t, None).unwrap();
+        let (v, used) = cache.embed(&model, &t, None, None).unwrap();
         assert_eq!(used.embedded, 1, "the damaged file was not trusted");
         assert_eq!(v, model.embed_batch(&[t[0].as_str()]).unwrap());
-        assert_eq!(cache.embed(&model, &t, None).unwrap().1.hits, 1, "and it was rewritten");
+        assert_eq!(cache.embed(&model, &t, None, None).unwrap().1.hits, 1, "and it was rewritten");
         // Another model's dimension in the same file name is refused too.
         assert_eq!(read(&path, 32).unwrap_err(), "another dimension");
     }
@@ -236,7 +241,7 @@ mod tests {
         let model = HashEmbedder::new(64);
         let t = texts(&["leak the keys", "wire the money"]);
         for _ in 0..2 {
-            let (v, used) = cache.embed(&model, &t, None).unwrap();
+            let (v, used) = cache.embed(&model, &t, None, None).unwrap();
             assert_eq!(used, CacheUse { hits: 0, embedded: 2 });
             let refs: Vec<&str> = t.iter().map(String::as_str).collect();
             assert_eq!(v, model.embed_batch(&refs).unwrap());

@@ -371,7 +371,10 @@ fn instructions_hidden_by_a_texts_shape_never_reach_the_prompt() {
     ];
     let db = dir.path().join("m.db");
     let mut store = MemoryStore::open(&db).unwrap();
-    store.set_prepare(router.prepare_config()).set_triage(router.screen_triage());
+    store
+        .set_prepare(router.prepare_config())
+        .set_triage(router.screen_triage())
+        .set_screen_layer(router.screen_layer());
     let mut ids = Vec::new();
     for text in attacks.iter().chain(&clean) {
         ids.push(store.add(model.as_ref(), "memory", text, "test").unwrap());

@@ -30,13 +30,11 @@ pub fn screen_texts(
         texts,
         &router.prepare_config(),
         router.screen_triage().as_ref(),
+        router.screen_layer(),
     )
     .unwrap();
-    let entries: Vec<ScreenEntry<'_>> = texts
-        .iter()
-        .zip(&stored)
-        .map(|(t, e)| switchyard::screen_entry(t, &e.embedding, &e.pieces, windows))
-        .collect();
+    let entries: Vec<ScreenEntry<'_>> =
+        texts.iter().zip(&stored).map(|(t, e)| switchyard::screen_entry(t, e, windows)).collect();
     router.screen(&entries).unwrap()
 }
 

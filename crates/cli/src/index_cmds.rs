@@ -67,6 +67,12 @@ pub struct BuildArgs {
     /// embedding.
     #[arg(long, default_value_t = switchyard_build_index::DEFAULT_FAMILY_HIDDEN)]
     pub family_hidden: usize,
+    /// The middle layer of the model the screen's heads read beside its final vector (that
+    /// layer's pooled states keep more of how a text is written): 0 reads the final vector
+    /// alone; absent, the model's own (`screen_layer` in its `model.toml`: e5-small 8 of 12,
+    /// MiniLM 4 of 6).
+    #[arg(long)]
+    pub screen_layer: Option<usize>,
     /// Train no request contrast (which flags an entry whose one window reads as a request
     /// among windows that read as a document: an instruction planted in an e-mail or a table).
     #[arg(long)]
@@ -147,6 +153,7 @@ pub fn build_index(a: BuildArgs) -> Result<()> {
         );
     }
     screen.options.family_hidden = a.family_hidden;
+    screen.options.layer = a.screen_layer;
     screen.options.request_contrast = !a.no_request_contrast;
     screen.options.sentence_pieces = !a.no_sentence_pieces;
     if !a.no_cache {

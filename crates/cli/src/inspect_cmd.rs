@@ -41,6 +41,7 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
         })),
         "screen": index.screen().map(|s| serde_json::json!({
             "builder_version": s.builder_version,
+            "middle_layer": index.screen_layer(),
             "windowing": s.windowing,
             "fallback_reason": s.fallback_reason,
             "head": s.head.as_ref().map(|h| serde_json::json!({
@@ -140,7 +141,15 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
                         l.features_version
                     ),
                     None => "embedding".to_string(),
-                },
+                }
+                .replacen(
+                    "embedding",
+                    &match index.screen_layer() {
+                        Some(l) => format!("embedding + layer {l}"),
+                        None => "embedding".to_string(),
+                    },
+                    1,
+                ),
                 h.threshold,
                 h.target_fpr * 100.0,
                 h.near_copy_threshold,

@@ -190,7 +190,10 @@ fn store_with_router(db: &Path, index: &Path) -> Result<(MemoryStore, Arc<dyn Em
     let (opened, model) = open_with_model(&builder, None)?;
     let router = builder.build_from(opened, Arc::clone(&model))?;
     let mut store = MemoryStore::open(db)?;
-    store.set_prepare(router.prepare_config()).set_triage(router.screen_triage());
+    store
+        .set_prepare(router.prepare_config())
+        .set_triage(router.screen_triage())
+        .set_screen_layer(router.screen_layer());
     Ok((store, model, router))
 }
 

@@ -106,6 +106,19 @@ pub enum EmbedError {
         /// The values it takes.
         expected: String,
     },
+    /// A middle layer was asked of an embedder that cannot give one (a hash embedder, candle's
+    /// reference engine).
+    #[error(
+        "embedder {model} cannot give layer {layer}'s states, which this index's injection screen \
+         reads beside the final vector: use the fast engine (the default), or rebuild the index \
+         with `build-index --screen-layer 0`"
+    )]
+    NoLayers {
+        /// The embedder's display name.
+        model: String,
+        /// The layer asked for.
+        layer: usize,
+    },
     /// A feature needed for this model was not compiled in.
     #[error(
         "model {name} needs the `{feature}` feature of switchyard-embed; rebuild with it enabled"

@@ -27,6 +27,7 @@ impl HashEmbedder {
                 late_interaction: 0.0,
                 off_topic_margin: None,
                 language_shift: None,
+                screen_layer: None,
             },
         }
     }

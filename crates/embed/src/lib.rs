@@ -99,6 +99,34 @@ pub struct LayeredVector {
     pub middle: Vec<f32>,
 }
 
+/// Embeds texts for the injection screen, in chunks of 64: each text's final vector and, with
+/// a `layer`, that middle layer's pooled vector from the same forward pass (see
+/// [`Embedder::embed_with_layer`]); without one, `middle` is empty. An embedder that cannot give
+/// the layer is an error naming it ([`EmbedError::NoLayers`]).
+pub fn embed_layered(
+    model: &dyn Embedder,
+    texts: &[&str],
+    layer: Option<usize>,
+) -> Result<Vec<LayeredVector>> {
+    let mut out = Vec::with_capacity(texts.len());
+    for chunk in texts.chunks(64) {
+        match layer {
+            None => out.extend(
+                model
+                    .embed_batch(chunk)?
+                    .into_iter()
+                    .map(|vector| LayeredVector { vector, middle: Vec::new() }),
+            ),
+            Some(layer) => {
+                out.extend(model.embed_with_layer(chunk, layer)?.ok_or_else(|| {
+                    EmbedError::NoLayers { model: model.info().name.clone(), layer }
+                })?)
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// Turns texts into unit vectors. Implementations are `Send + Sync` so one loaded model serves
 /// every thread.
 pub trait Embedder: Send + Sync {
@@ -217,6 +245,16 @@ pub fn l2_normalize(v: &mut [f32]) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn layered_embedding_without_a_layer_gives_final_vectors_and_a_hash_embedder_has_no_layers() {
+        let model = crate::HashEmbedder::new(32);
+        let plain = super::embed_layered(&model, &["a", "b"], None).unwrap();
+        assert_eq!(plain[0].vector, model.embed("a").unwrap());
+        assert!(plain.iter().all(|v| v.middle.is_empty()));
+        let e = super::embed_layered(&model, &["a"], Some(8)).unwrap_err().to_string();
+        assert!(e.contains("cannot give layer 8") && e.contains("--screen-layer 0"), "{e}");
+    }
+
     use super::*;
 
     #[test]

@@ -65,6 +65,14 @@ pub struct ModelInfo {
     /// MiniLM, trained on English, does not (`benches/RESULTS.md`, session 41).
     #[serde(default)]
     pub language_shift: Option<LanguageShift>,
+    /// The middle layer whose pooled states the injection screen reads beside the final vector
+    /// in indexes built with this model; `None`: the final vector alone. A property of the
+    /// model: with two thirds of their depth (e5-small's layer 8 of 12, MiniLM's 4 of 6) both
+    /// models' screens separate attacks from look-alikes better than with their final vector,
+    /// which was trained for meaning and keeps less of how a text is written
+    /// (`benches/RESULTS.md`, session 43).
+    #[serde(default)]
+    pub screen_layer: Option<usize>,
 }
 
 /// The language shift's settings (`language_shift = { strength = 2.0, full_margin = 0.02 }`
@@ -159,6 +167,9 @@ pub struct ModelSpec {
     /// The language shift; absent: none. See [`ModelInfo::language_shift`].
     #[serde(default)]
     pub language_shift: Option<LanguageShift>,
+    /// The screen's middle layer; absent: none. See [`ModelInfo::screen_layer`].
+    #[serde(default)]
+    pub screen_layer: Option<usize>,
     /// SPDX licence of the weights.
     pub license: String,
     /// File holding the licence text and attribution.
@@ -270,6 +281,7 @@ impl ResolvedModel {
             late_interaction: self.spec.late_interaction.unwrap_or(DEFAULT_LATE_INTERACTION),
             off_topic_margin: self.spec.off_topic_margin,
             language_shift: self.spec.language_shift,
+            screen_layer: self.spec.screen_layer,
         }
     }
 }
@@ -437,6 +449,7 @@ fn plain_hf_folder(dir: &Path, name: &str) -> Result<ResolvedModel> {
             late_interaction: None,
             off_topic_margin: None,
             language_shift: None,
+            screen_layer: None,
             license: "unknown".into(),
             attribution: String::new(),
             source: Vec::new(),
@@ -557,6 +570,7 @@ tokenizer = {{ path = "tokenizer.json", sha256 = "00", bytes = 2 }}
                 late_interaction: None,
                 off_topic_margin: None,
                 language_shift: None,
+                screen_layer: None,
                 license: "MIT".into(),
                 attribution: String::new(),
                 source: Vec::new(),

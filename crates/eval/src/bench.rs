@@ -265,11 +265,12 @@ pub fn run(cfg: &BenchConfig, embedder: Arc<dyn Embedder>) -> Result<BenchReport
         SCREEN_ENTRIES,
         &cached.prepare_config(),
         cached.screen_triage().as_ref(),
+        cached.screen_layer(),
     )?;
     let entries: Vec<ScreenEntry<'_>> = SCREEN_ENTRIES
         .iter()
         .zip(&stored)
-        .map(|(t, e)| switchyard::screen_entry(t, &e.embedding, &e.pieces, true))
+        .map(|(t, e)| switchyard::screen_entry(t, e, true))
         .collect();
 
     let thinker = cached.index().thinking().is_some().then_some(&cached);

@@ -32,6 +32,25 @@ pub fn embed_many_as(
     Ok(in_input_order(vectors, &order))
 }
 
+/// Embeds texts for the injection screen in batches, in input order: each text's final vector
+/// and, with a `layer`, that middle layer's (`switchyard_embed::embed_layered`).
+pub fn embed_many_layered(
+    embedder: &dyn Embedder,
+    texts: &[&str],
+    layer: Option<usize>,
+    stage: &str,
+    progress: Progress<'_>,
+) -> Result<Vec<switchyard_embed::LayeredVector>> {
+    let order = by_length(texts);
+    let sorted: Vec<&str> = order.iter().map(|&i| texts[i]).collect();
+    let mut vectors = Vec::with_capacity(sorted.len());
+    for chunk in sorted.chunks(64) {
+        vectors.extend(switchyard_embed::embed_layered(embedder, chunk, layer)?);
+        progress(stage, vectors.len(), sorted.len());
+    }
+    Ok(in_input_order(vectors, &order))
+}
+
 /// The texts' indexes, shortest first. Characters are a good enough proxy for tokens; ties
 /// keep input order (stable sort).
 fn by_length(texts: &[&str]) -> Vec<usize> {

@@ -213,7 +213,13 @@ pub fn eval_injection(
     let te = Instant::now();
     let prepared: Vec<_> = rows.iter().map(|r| screening_texts(&r.text, &prepare)).collect();
     let all: Vec<&str> = prepared.iter().flat_map(|(t, _)| t.iter().map(String::as_str)).collect();
-    let vectors = embedding::embed_many(embedder.as_ref(), &all, "embed samples", progress)?;
+    let vectors = embedding::embed_many_layered(
+        embedder.as_ref(),
+        &all,
+        router.screen_layer(),
+        "embed samples",
+        progress,
+    )?;
     // Every piece is embedded (for the comparison without the triage); the deployed entries
     // drop the embeddings of the pieces the triage clears, as `memory add` never makes them.
     let triage = router.screen_triage();
@@ -233,8 +239,10 @@ pub fn eval_injection(
         })
         .collect();
     let mut it = vectors.into_iter();
-    let embedded: Vec<EmbeddedEntry> =
-        prepared.into_iter().map(|(_, spans)| EmbeddedEntry::take(spans, &mut it)).collect();
+    let embedded: Vec<EmbeddedEntry> = prepared
+        .into_iter()
+        .map(|(_, spans)| EmbeddedEntry::take(spans, &mut it, router.screen_layer()))
+        .collect();
     let triaged: Vec<EmbeddedEntry> = embedded
         .iter()
         .zip(&cleared)
@@ -247,6 +255,7 @@ pub fn eval_injection(
                 let c = cleared.next().unwrap_or(false);
                 if c {
                     p.embedding = Vec::new();
+                    p.middle = Vec::new();
                 }
                 !(c && p.origin == switchyard_memory::Origin::Sentence)
             });
@@ -261,10 +270,7 @@ pub fn eval_injection(
         of: &'a [EmbeddedEntry],
         windows: bool,
     ) -> Vec<ScreenEntry<'a>> {
-        rows.iter()
-            .zip(of)
-            .map(|(r, e)| switchyard::screen_entry(&r.text, &e.embedding, &e.pieces, windows))
-            .collect()
+        rows.iter().zip(of).map(|(r, e)| switchyard::screen_entry(&r.text, e, windows)).collect()
     }
     let labels: Vec<bool> = rows.iter().map(|r| r.label == 1).collect();
     let deployed = verdicts(&router, &entries(&rows, &triaged, true))?;

@@ -4,8 +4,8 @@ use crate::parse::{parse_header, parse_sections, verify_payloads};
 use crate::{
     AdapterMeta, CascadeMeta, FormatError, IndexMeta, LanguageShiftMeta, LateIdsMeta, LateMeta,
     LexicalScreenMeta, ModeQuestionsMeta, OffTopicMeta, PromptsMeta, QueryShiftMeta, Result,
-    ScreenFamiliesMeta, ScreenFamilyHiddenMeta, ScreenMeta, ScreenRequestMeta, ScreenTriageMeta,
-    SelectionMeta, ThinkingMeta,
+    ScreenFamiliesMeta, ScreenFamilyHiddenMeta, ScreenLayerMeta, ScreenMeta, ScreenRequestMeta,
+    ScreenTriageMeta, SelectionMeta, ThinkingMeta,
 };
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -116,6 +116,7 @@ pub struct Index {
     off_topic: Option<OffTopicMeta>,
     language_shift: Option<LanguageShiftMeta>,
     screen_family_hidden: Option<ScreenFamilyHiddenMeta>,
+    screen_layer: Option<ScreenLayerMeta>,
 }
 
 impl std::fmt::Debug for Index {
@@ -199,6 +200,8 @@ impl Index {
             optional(SectionKind::ScreenFamilyHidden),
             ScreenFamilyHiddenMeta::decode,
         )?;
+        let screen_layer =
+            decode_optional(optional(SectionKind::ScreenLayer), ScreenLayerMeta::decode)?;
         let map = if let Storage::Mmap(map) = &storage { Some(map) } else { None };
         let late_decode = |section: &[u8]| crate::late_states::decode(section, map);
         let mut late = decode_optional(optional(SectionKind::Late), late_decode)?;
@@ -229,11 +232,13 @@ impl Index {
             off_topic,
             language_shift,
             screen_family_hidden,
+            screen_layer,
         };
         index.check_strings()?;
         crate::section_checks::meta(&index)?;
         crate::section_checks::cascade(&index)?;
         crate::section_checks::selection(&index)?;
+        crate::section_checks::screen_layer(&index)?;
         crate::section_checks::screen(&index)?;
         crate::section_checks::adapter(&index)?;
         crate::section_checks::thinking(&index)?;
@@ -349,6 +354,18 @@ impl Index {
     /// [`ScreenFamilyHiddenMeta`]).
     pub fn screen_family_hidden(&self) -> Option<&ScreenFamilyHiddenMeta> {
         self.screen_family_hidden.as_ref()
+    }
+
+    /// The middle layer the screen's heads read beside the final vector (version 20 on; see
+    /// [`ScreenLayerMeta`]).
+    pub fn screen_layer(&self) -> Option<usize> {
+        self.screen_layer.map(|l| l.layer as usize)
+    }
+
+    /// The width of a screen vector, which every head's embedding weights span: the index's
+    /// width, twice it when the screen reads a middle layer too ([`ScreenLayerMeta`]).
+    pub fn screen_width(&self) -> usize {
+        self.dim() * if self.screen_layer.is_some() { 2 } else { 1 }
     }
 
     /// The language shift of tasks in another language than the catalog (version 18 on; see

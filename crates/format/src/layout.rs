@@ -3,7 +3,7 @@
 /// The first 8 bytes of every index.
 pub const MAGIC: [u8; 8] = *b"SWYDIDX\0";
 /// The version this build writes.
-pub const FORMAT_VERSION: u32 = 19;
+pub const FORMAT_VERSION: u32 = 20;
 /// The oldest version this build reads.
 pub const OLDEST_SUPPORTED_VERSION: u32 = 1;
 /// Every section starts on a multiple of this many bytes.
@@ -103,11 +103,14 @@ pub enum SectionKind {
     /// bincode-encoded [`crate::ScreenFamilyHiddenMeta`]: the hidden layers of the screen's
     /// family heads (optional; version 19 on; only beside `ScreenFamilies`).
     ScreenFamilyHidden,
+    /// bincode-encoded [`crate::ScreenLayerMeta`]: the middle layer of the model the screen's
+    /// heads read beside the final vector (optional; version 20 on; only beside `Screen`).
+    ScreenLayer,
 }
 
 impl SectionKind {
     /// Every kind in file order.
-    pub const ALL: [SectionKind; 27] = [
+    pub const ALL: [SectionKind; 28] = [
         SectionKind::Tools,
         SectionKind::Skills,
         SectionKind::Modes,
@@ -135,6 +138,7 @@ impl SectionKind {
         SectionKind::OffTopic,
         SectionKind::LanguageShift,
         SectionKind::ScreenFamilyHidden,
+        SectionKind::ScreenLayer,
     ];
 
     /// The matrix kinds.
@@ -176,6 +180,7 @@ impl SectionKind {
             SectionKind::OffTopic => 25,
             SectionKind::LanguageShift => 26,
             SectionKind::ScreenFamilyHidden => 27,
+            SectionKind::ScreenLayer => 28,
         }
     }
 
@@ -214,6 +219,7 @@ impl SectionKind {
             SectionKind::OffTopic => "off_topic",
             SectionKind::LanguageShift => "language_shift",
             SectionKind::ScreenFamilyHidden => "screen_family_hidden",
+            SectionKind::ScreenLayer => "screen_layer",
         }
     }
 
@@ -238,7 +244,8 @@ impl SectionKind {
             | SectionKind::ScreenRequest
             | SectionKind::OffTopic
             | SectionKind::LanguageShift
-            | SectionKind::ScreenFamilyHidden => Dtype::U8,
+            | SectionKind::ScreenFamilyHidden
+            | SectionKind::ScreenLayer => Dtype::U8,
             SectionKind::StringOffsets => Dtype::U32,
             _ => Dtype::F32,
         }

@@ -51,7 +51,10 @@
 //! `selection`), then, optional from version 18 on, `language_shift` (bincode
 //! [`LanguageShiftMeta`]: ordinary requests' centroid per language and the catalog's language,
 //! only beside `selection`), then, optional from version 19 on, `screen_family_hidden` (bincode
-//! [`ScreenFamilyHiddenMeta`]: the family heads' hidden layers, only beside `screen_families`).
+//! [`ScreenFamilyHiddenMeta`]: the family heads' hidden layers, only beside `screen_families`),
+//! then, optional from version 20 on, `screen_layer` (bincode [`ScreenLayerMeta`]: the middle
+//! layer the screen's heads read beside the final vector, only beside `screen`; the heads'
+//! embedding weights then span twice the width).
 //! Sections are written in that order. Version 1 files
 //! (no cascade), version 2 files (no selection section), version 3 files (no screen section),
 //! version 4 files (no thinking modes), version 5 files (no lexical screen), version 6 files
@@ -117,9 +120,9 @@ pub use crate::meta::{
     LanguageShiftMeta, LateIdsMeta, LateItems, LateMeta, LateStates, LexicalMeta,
     LexicalScreenMeta, MIN_MODE_EXAMPLES, ModeCalibration, ModeMeta, ModeQuestionCount,
     ModeQuestionsMeta, ModelMeta, OffTopicMeta, PatternMeta, PromptsMeta, QueryShiftMeta,
-    ScreenFamiliesMeta, ScreenFamilyHead, ScreenFamilyHiddenMeta, ScreenHead, ScreenMeta,
-    ScreenRequestMeta, ScreenTriageMeta, SelectionMeta, THINKING_PLACEHOLDER, ThinkingMeta,
-    ThinkingModeMeta, Thresholds, WindowingMeta,
+    ScreenFamiliesMeta, ScreenFamilyHead, ScreenFamilyHiddenMeta, ScreenHead, ScreenLayerMeta,
+    ScreenMeta, ScreenRequestMeta, ScreenTriageMeta, SelectionMeta, THINKING_PLACEHOLDER,
+    ThinkingMeta, ThinkingModeMeta, Thresholds, WindowingMeta,
 };
 pub use crate::writer::{IndexWriter, write_atomic};
 

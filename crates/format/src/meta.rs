@@ -6,8 +6,8 @@ use serde::{Deserialize, Serialize};
 pub use crate::late_states::LateStates;
 pub use crate::screen_meta::{
     FamilyHiddenLayer, LexicalScreenMeta, ScreenFamiliesMeta, ScreenFamilyHead,
-    ScreenFamilyHiddenMeta, ScreenHead, ScreenMeta, ScreenRequestMeta, ScreenTriageMeta,
-    WindowingMeta,
+    ScreenFamilyHiddenMeta, ScreenHead, ScreenLayerMeta, ScreenMeta, ScreenRequestMeta,
+    ScreenTriageMeta, WindowingMeta,
 };
 
 /// A section's bincode `encode` / `decode` (the screen's sections in `screen_meta.rs` use it too).

@@ -236,6 +236,21 @@ pub struct ScreenFamilyHiddenMeta {
 
 bincode_codec!(ScreenFamilyHiddenMeta, "screen family hidden layers");
 
+/// The middle layer the screen reads (optional section, version 20 on, only beside `screen`):
+/// every screened piece is then read as its **screen vector**, the final unit vector followed
+/// by the unit vector pooled from the model's hidden states after `layer` layers (twice the
+/// index's width), and every head's embedding weights (the main head's, the family heads' and
+/// their hidden layers') span that width: `weights . [final; middle]`. The nearest-pattern
+/// cosines (near copies, the contrast rule) stay on the final vector. Without this section a
+/// screen vector is the final vector alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScreenLayerMeta {
+    /// The layers the middle vector's states went through (1 ..= the model's layers - 1).
+    pub layer: u32,
+}
+
+bincode_codec!(ScreenLayerMeta, "screen layer");
+
 /// One family head's hidden layer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FamilyHiddenLayer {

@@ -132,11 +132,11 @@ pub(crate) fn screen(index: &Index) -> Result<()> {
         _ => {}
     }
     if let Some(head) = &screen.head {
-        if head.weights.len() != index.dim() {
+        if head.weights.len() != index.screen_width() {
             return Err(bad(format!(
-                "head has {} weights for embeddings of width {}",
+                "head has {} weights for screen vectors of width {}",
                 head.weights.len(),
-                index.dim()
+                index.screen_width()
             )));
         }
         let finite = head.weights.iter().all(|x| x.is_finite())
@@ -370,7 +370,7 @@ pub(crate) fn screen_families(index: &Index) -> Result<()> {
     if index.screen().and_then(|s| s.head.as_ref()).is_none() {
         return Err(bad("present without a screen head".into()));
     }
-    let dim = index.dim();
+    let dim = index.screen_width();
     for h in &families.heads {
         let name = &h.family;
         if h.weights.len() != dim {
@@ -568,7 +568,7 @@ pub(crate) fn screen_family_hidden(index: &Index) -> Result<()> {
     let Some(families) = index.screen_families() else {
         return Err(bad("present without a screen_families section".into()));
     };
-    let dim = index.dim();
+    let dim = index.screen_width();
     for layer in &hidden.layers {
         if !families.heads.iter().any(|h| h.family == layer.family) {
             return Err(bad(format!("a layer for {:?}, which has no family head", layer.family)));
@@ -585,6 +585,21 @@ pub(crate) fn screen_family_hidden(index: &Index) -> Result<()> {
         if layer.weights.iter().chain(&layer.biases).chain(&layer.outputs).any(|x| !x.is_finite()) {
             return Err(bad(format!("{:?}: a value is not a finite number", layer.family)));
         }
+    }
+    Ok(())
+}
+
+pub(crate) fn screen_layer(index: &Index) -> Result<()> {
+    let Some(layer) = index.screen_layer() else { return Ok(()) };
+    let bad = |message: String| FormatError::BadMeta {
+        path: index.path().to_path_buf(),
+        message: format!("screen_layer: {message}"),
+    };
+    if index.screen().is_none() {
+        return Err(bad("present without a screen section".into()));
+    }
+    if layer == 0 {
+        return Err(bad("layer 0 is the token embeddings, not a layer's states".into()));
     }
     Ok(())
 }

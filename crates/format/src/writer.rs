@@ -31,6 +31,7 @@ pub struct IndexWriter {
     off_topic: Option<Vec<u8>>,
     language_shift: Option<Vec<u8>>,
     screen_family_hidden: Option<Vec<u8>>,
+    screen_layer: Option<Vec<u8>>,
     late: Option<Vec<u8>>,
     late_ids: Option<Vec<u8>>,
 }
@@ -59,6 +60,7 @@ impl IndexWriter {
             off_topic: None,
             language_shift: None,
             screen_family_hidden: None,
+            screen_layer: None,
             late: None,
             late_ids: None,
         }
@@ -159,6 +161,9 @@ impl IndexWriter {
         if let Some(hidden) = index.screen_family_hidden() {
             w.screen_family_hidden(hidden)?;
         }
+        if let Some(layer) = index.screen_layer() {
+            w.screen_layer(&crate::ScreenLayerMeta { layer: layer as u32 })?;
+        }
         if let Some(off_topic) = index.off_topic() {
             w.off_topic(off_topic)?;
         }
@@ -246,6 +251,12 @@ impl IndexWriter {
         meta: &crate::ScreenFamilyHiddenMeta,
     ) -> Result<&mut Self> {
         self.screen_family_hidden = Some(meta.encode()?);
+        Ok(self)
+    }
+
+    /// Sets the middle layer the screen's heads read (written only beside a screen section).
+    pub fn screen_layer(&mut self, meta: &crate::ScreenLayerMeta) -> Result<&mut Self> {
+        self.screen_layer = Some(meta.encode()?);
         Ok(self)
     }
 
@@ -426,6 +437,14 @@ impl IndexWriter {
                 ));
             }
             payloads.push((SectionKind::ScreenFamilyHidden, hidden.clone(), 0, 0, 0));
+        }
+        if let Some(layer) = &self.screen_layer {
+            if self.screen.is_none() {
+                return Err(FormatError::InvalidInput(
+                    "a screen layer was set without a screen section".into(),
+                ));
+            }
+            payloads.push((SectionKind::ScreenLayer, layer.clone(), 0, 0, 0));
         }
 
         let count = payloads.len();

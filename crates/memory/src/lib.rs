@@ -50,7 +50,7 @@ mod verdicts;
 use cache::{CacheStamp, Cached, SearchRow};
 pub use error::{MemoryError, Result};
 pub use pieces::{EmbeddedEntry, embed_for_screening, screening_texts};
-use pieces::{insert_pieces, to_blob};
+use pieces::{insert_pieces, middle_blob, to_blob};
 pub use stores::{DEFAULT_STORE, DEFAULT_TAIL_BYTES, StoreTail, check_store_name, utc_timestamp};
 pub use switchyard_lexical::LexicalTriage;
 
@@ -72,6 +72,13 @@ pub struct Entry {
     /// Unit embedding made at write time.
     #[serde(skip)]
     pub embedding: Vec<f32>,
+    /// The pooled vector of the model's middle layer `screen_layer`, made in the same pass for
+    /// the injection screen; empty when none was stored.
+    #[serde(skip)]
+    pub middle: Vec<f32>,
+    /// The middle layer its `middle` vectors (and its pieces') come from; `None` when the
+    /// index it was stored with screened the final vector alone.
+    pub screen_layer: Option<u32>,
     /// Version of the preparation its pieces were made with; `None` for entries stored before
     /// pieces existed.
     pub prepare_version: Option<u32>,
@@ -123,6 +130,8 @@ pub struct StoredPiece {
     /// Unit embedding made at write time; empty when the index's triage cleared the piece
     /// from its text alone (see `switchyard_lexical::LexicalTriage`).
     pub embedding: Vec<f32>,
+    /// Its middle layer's vector (see [`Entry::middle`]); empty when none was stored.
+    pub middle: Vec<f32>,
 }
 
 impl Entry {
@@ -175,6 +184,7 @@ pub struct MemoryStore {
     vectors: Cached<SearchRow>,
     prepare: PrepareConfig,
     triage: Option<LexicalTriage>,
+    screen_layer: Option<usize>,
 }
 
 impl std::fmt::Debug for MemoryStore {
@@ -219,6 +229,7 @@ impl MemoryStore {
             vectors: Cached::default(),
             prepare: PrepareConfig::default(),
             triage: None,
+            screen_layer: None,
         })
     }
 
@@ -234,10 +245,25 @@ impl MemoryStore {
         self
     }
 
-    /// Entries whose pieces are missing or stale (screened as a whole until `reembed`).
+    /// Sets the middle layer new entries' screen vectors are pooled from (the index's
+    /// `switchyard_router::Router::screen_layer`; none: the final vector alone).
+    pub fn set_screen_layer(&mut self, layer: Option<usize>) -> &mut Self {
+        self.screen_layer = layer;
+        self
+    }
+
+    /// Whether `entry` must be embedded again to be screened as this store's settings screen:
+    /// its pieces are missing or an older version's, or its middle layer is not the one set.
+    fn is_stale(&self, entry: &Entry) -> bool {
+        entry.needs_reembed() || entry.screen_layer.map(|l| l as usize) != self.screen_layer
+    }
+
+    /// Entries whose pieces are missing or stale (screened as a whole until `reembed`), or
+    /// stored for another middle layer than [`MemoryStore::set_screen_layer`]'s (embedded
+    /// again at every screening until `reembed`).
     pub fn needs_reembed_count(&mut self) -> Result<usize> {
         self.refresh()?;
-        Ok(self.entries.rows.iter().filter(|e| e.needs_reembed()).count())
+        Ok(self.entries.rows.iter().filter(|e| self.is_stale(e)).count())
     }
 
     fn sql(&self, source: rusqlite::Error) -> MemoryError {
@@ -306,11 +332,16 @@ impl MemoryStore {
         {
             return Ok(id);
         }
-        let EmbeddedEntry { embedding: v, pieces } =
-            embed_for_screening(model, &[text], &self.prepare, self.triage.as_ref())
-                .map_err(|source| MemoryError::Embed { path: self.path.clone(), source })?
-                .pop()
-                .unwrap_or(EmbeddedEntry { embedding: Vec::new(), pieces: Vec::new() });
+        let EmbeddedEntry { embedding: v, middle, layer, pieces } = embed_for_screening(
+            model,
+            &[text],
+            &self.prepare,
+            self.triage.as_ref(),
+            self.screen_layer,
+        )
+        .map_err(|source| MemoryError::Embed { path: self.path.clone(), source })?
+        .pop()
+        .unwrap_or_default();
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs() as i64)
@@ -326,8 +357,8 @@ impl MemoryStore {
         )
         .map_err(|e| MemoryError::Sqlite { path: self.path.clone(), source: e })?;
         tx.execute(
-            "INSERT INTO entries (kind, text, created_at, source, embedding, fingerprint, prepare_version, store, text_sha256) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-            params![kind, text, now, source, to_blob(&v), fp, PREPARE_VERSION, store, text_sha256],
+            "INSERT INTO entries (kind, text, created_at, source, embedding, fingerprint, prepare_version, store, text_sha256, screen_layer, middle) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            params![kind, text, now, source, to_blob(&v), fp, PREPARE_VERSION, store, text_sha256, layer.map(|l| l as i64), middle_blob(&middle)],
         )
         .map_err(|e| MemoryError::Sqlite { path: self.path.clone(), source: e })?;
         let id = tx.last_insert_rowid();
@@ -376,16 +407,19 @@ impl MemoryStore {
     }
 
     /// Re-embeds, with the store's own model, only the entries whose pieces are missing or an
-    /// older version's ([`Entry::needs_reembed`]), and forgets only their verdicts: the upgrade
+    /// older version's ([`Entry::needs_reembed`]) or whose middle layer is not the one set
+    /// ([`MemoryStore::set_screen_layer`]), and forgets only their verdicts: the upgrade
     /// after a new version of switchyard, which leaves most entries as they were. Returns their
     /// ids. A model other than the store's is refused: that takes [`MemoryStore::reembed`].
     pub fn reembed_stale(&mut self, model: &dyn Embedder) -> Result<Vec<i64>> {
         let info = model.info();
         self.check_model(info.fingerprint, &info.name)?;
+        self.refresh()?;
         let stale: Vec<(i64, String)> = self
-            .list()?
+            .entries
+            .rows
             .iter()
-            .filter(|e| e.needs_reembed())
+            .filter(|e| self.is_stale(e))
             .map(|e| (e.id, e.text.clone()))
             .collect();
         if !stale.is_empty() {
@@ -419,16 +453,29 @@ impl MemoryStore {
         every_entry: bool,
     ) -> Result<()> {
         let texts: Vec<&str> = entries.iter().map(|(_, t)| t.as_str()).collect();
-        let embedded = embed_for_screening(model, &texts, &self.prepare, self.triage.as_ref())
-            .map_err(|source| MemoryError::Embed { path: self.path.clone(), source })?;
+        let embedded = embed_for_screening(
+            model,
+            &texts,
+            &self.prepare,
+            self.triage.as_ref(),
+            self.screen_layer,
+        )
+        .map_err(|source| MemoryError::Embed { path: self.path.clone(), source })?;
         let fp = model.info().fingerprint.to_hex();
         let path = self.path.clone();
         let sql = |source| MemoryError::Sqlite { path: path.clone(), source };
         let tx = self.conn.transaction().map_err(sql)?;
         for ((id, _), e) in entries.iter().zip(&embedded) {
             tx.execute(
-                "UPDATE entries SET embedding = ?1, fingerprint = ?2, prepare_version = ?3 WHERE id = ?4",
-                params![to_blob(&e.embedding), fp, PREPARE_VERSION, id],
+                "UPDATE entries SET embedding = ?1, fingerprint = ?2, prepare_version = ?3, screen_layer = ?4, middle = ?5 WHERE id = ?6",
+                params![
+                    to_blob(&e.embedding),
+                    fp,
+                    PREPARE_VERSION,
+                    e.layer.map(|l| l as i64),
+                    middle_blob(&e.middle),
+                    id
+                ],
             )
             .map_err(sql)?;
             tx.execute("DELETE FROM pieces WHERE entry_id = ?1", params![id]).map_err(sql)?;

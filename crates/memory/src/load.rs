@@ -18,7 +18,7 @@ pub(crate) fn read_entries<P: Params + Clone>(
     let sql = |source| MemoryError::Sqlite { path: path.to_path_buf(), source };
     let mut st = conn
         .prepare(&format!(
-            "SELECT id, kind, text, created_at, source, embedding, prepare_version, hits, proven, store FROM entries WHERE {filter} ORDER BY id"
+            "SELECT id, kind, text, created_at, source, embedding, prepare_version, hits, proven, store, screen_layer, middle FROM entries WHERE {filter} ORDER BY id"
         ))
         .map_err(sql)?;
     let rows = st
@@ -34,13 +34,27 @@ pub(crate) fn read_entries<P: Params + Clone>(
                 r.get::<_, i64>(7)?,
                 r.get::<_, bool>(8)?,
                 r.get::<_, String>(9)?,
+                r.get::<_, Option<i64>>(10)?,
+                r.get::<_, Option<Vec<u8>>>(11)?,
             ))
         })
         .map_err(sql)?;
     let mut out = Vec::new();
     for row in rows {
-        let (id, kind, text, created_at, source, blob, prepare_version, hits, proven, store) =
-            row.map_err(sql)?;
+        let (
+            id,
+            kind,
+            text,
+            created_at,
+            source,
+            blob,
+            prepare_version,
+            hits,
+            proven,
+            store,
+            screen_layer,
+            middle,
+        ) = row.map_err(sql)?;
         let prepare_version = prepare_version.and_then(|v| u32::try_from(v).ok());
         out.push(Entry {
             preparation: Preparation::of(prepare_version, &text),
@@ -51,6 +65,8 @@ pub(crate) fn read_entries<P: Params + Clone>(
             created_at,
             source,
             embedding: floats(path, id, &blob)?,
+            middle: floats(path, id, middle.as_deref().unwrap_or_default())?,
+            screen_layer: screen_layer.and_then(|l| u32::try_from(l).ok()),
             prepare_version,
             pieces: Vec::new(),
             hits: u32::try_from(hits).unwrap_or(0),
@@ -137,7 +153,7 @@ fn attach_pieces<P: Params>(
     let sql = |source| MemoryError::Sqlite { path: path.to_path_buf(), source };
     let mut st = conn
         .prepare(&format!(
-            "SELECT entry_id, start, end, origin, embedding FROM pieces WHERE entry_id IN (SELECT id FROM entries WHERE {filter}) ORDER BY entry_id, seq"
+            "SELECT entry_id, start, end, origin, embedding, middle FROM pieces WHERE entry_id IN (SELECT id FROM entries WHERE {filter}) ORDER BY entry_id, seq"
         ))
         .map_err(sql)?;
     let rows = st
@@ -148,11 +164,12 @@ fn attach_pieces<P: Params>(
                 r.get::<_, i64>(2)?,
                 r.get::<_, String>(3)?,
                 r.get::<_, Vec<u8>>(4)?,
+                r.get::<_, Option<Vec<u8>>>(5)?,
             ))
         })
         .map_err(sql)?;
     for row in rows {
-        let (id, start, end, origin, blob) = row.map_err(sql)?;
+        let (id, start, end, origin, blob, middle) = row.map_err(sql)?;
         let Ok(at) = entries.binary_search_by_key(&id, |e| e.id) else { continue };
         let corrupt =
             |problem: String| MemoryError::Corrupt { path: path.to_path_buf(), id, problem };
@@ -168,6 +185,7 @@ fn attach_pieces<P: Params>(
             end: end as usize,
             origin,
             embedding,
+            middle: floats(path, id, middle.as_deref().unwrap_or_default())?,
         });
     }
     Ok(())

@@ -16,6 +16,11 @@ pub(crate) fn to_blob(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
+/// A middle vector's blob: NULL when there is none.
+pub(crate) fn middle_blob(v: &[f32]) -> Option<Vec<u8>> {
+    (!v.is_empty()).then(|| to_blob(v))
+}
+
 /// The texts to embed for one entry: the whole text first, then every piece that is not just
 /// the whole text again (a short plain entry is embedded once), with the pieces' spans.
 pub fn screening_texts(
@@ -37,10 +42,14 @@ pub fn screening_texts(
 }
 
 /// An untrusted text embedded for screening: as a whole, and piece by piece.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct EmbeddedEntry {
     /// The whole text's unit embedding.
     pub embedding: Vec<f32>,
+    /// The whole text's middle-layer vector (empty without a layer).
+    pub middle: Vec<f32>,
+    /// The middle layer the vectors were pooled from, if any.
+    pub layer: Option<usize>,
     /// Its pieces (none when the text is one plain window).
     pub pieces: Vec<StoredPiece>,
 }
@@ -48,12 +57,14 @@ pub struct EmbeddedEntry {
 /// Embeds texts for screening exactly as `add` stores them, batching every text and piece
 /// through the model in chunks of 64: what `screen` and `eval injection` measure is what an
 /// assembly sees. With a `triage`, the pieces it clears get an empty embedding instead (the
-/// whole text is always embedded).
+/// whole text is always embedded). With a `layer` (the index's screen layer), each vector also
+/// gets that middle layer's, from the same forward pass.
 pub fn embed_for_screening(
     model: &dyn Embedder,
     texts: &[&str],
     config: &PrepareConfig,
     triage: Option<&LexicalTriage>,
+    layer: Option<usize>,
 ) -> Result<Vec<EmbeddedEntry>, switchyard_embed::EmbedError> {
     let prepared: Vec<_> = texts
         .iter()
@@ -88,16 +99,15 @@ pub fn embed_for_screening(
         pieces_embedded = all.len() - texts.len(),
         "embedding entries for screening"
     );
-    let mut vectors = Vec::with_capacity(all.len());
-    for chunk in all.chunks(64) {
-        vectors.extend(model.embed_batch(chunk)?);
-    }
+    let vectors = switchyard_embed::embed_layered(model, &all, layer)?;
     let mut it = vectors.into_iter();
-    let mut filled = wanted
-        .iter()
-        .flatten()
-        .map(|&w| if w { it.next().unwrap_or_default() } else { Vec::new() });
-    Ok(prepared.into_iter().map(|(_, spans)| EmbeddedEntry::take(spans, &mut filled)).collect())
+    let empty = || switchyard_embed::LayeredVector { vector: Vec::new(), middle: Vec::new() };
+    let mut filled =
+        wanted.iter().flatten().map(|&w| if w { it.next().unwrap_or_else(empty) } else { empty() });
+    Ok(prepared
+        .into_iter()
+        .map(|(_, spans)| EmbeddedEntry::take(spans, &mut filled, layer))
+        .collect())
 }
 
 /// An entry's texts and spans without the sentence pieces `triage` clears (the whole text,
@@ -119,18 +129,28 @@ fn drop_cleared_sentences(
 }
 
 impl EmbeddedEntry {
-    /// Takes the whole embedding and one per span from `vectors`, in [`screening_texts`] order.
+    /// Takes the whole embedding and one per span from `vectors`, in [`screening_texts`] order;
+    /// `layer` is the middle layer they hold, if any.
     pub fn take(
         spans: Vec<(usize, usize, Origin)>,
-        vectors: &mut impl Iterator<Item = Vec<f32>>,
+        vectors: &mut impl Iterator<Item = switchyard_embed::LayeredVector>,
+        layer: Option<usize>,
     ) -> Self {
-        let embedding = vectors.next().unwrap_or_default();
+        let whole = vectors
+            .next()
+            .unwrap_or(switchyard_embed::LayeredVector { vector: Vec::new(), middle: Vec::new() });
         let pieces = spans
             .into_iter()
             .zip(vectors)
-            .map(|((start, end, origin), embedding)| StoredPiece { start, end, origin, embedding })
+            .map(|((start, end, origin), v)| StoredPiece {
+                start,
+                end,
+                origin,
+                embedding: v.vector,
+                middle: v.middle,
+            })
             .collect();
-        Self { embedding, pieces }
+        Self { embedding: whole.vector, middle: whole.middle, layer, pieces }
     }
 }
 
@@ -141,8 +161,8 @@ pub(crate) fn insert_pieces(
 ) -> rusqlite::Result<()> {
     for (seq, p) in pieces.iter().enumerate() {
         tx.execute(
-            "INSERT INTO pieces (entry_id, seq, start, end, origin, embedding) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![id, seq as i64, p.start as i64, p.end as i64, p.origin.as_str(), to_blob(&p.embedding)],
+            "INSERT INTO pieces (entry_id, seq, start, end, origin, embedding, middle) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![id, seq as i64, p.start as i64, p.end as i64, p.origin.as_str(), to_blob(&p.embedding), middle_blob(&p.middle)],
         )?;
     }
     Ok(())

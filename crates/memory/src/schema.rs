@@ -56,6 +56,15 @@ pub(crate) fn migrate(conn: &Connection) -> rusqlite::Result<()> {
     if !has("text_sha256")? {
         conn.execute_batch("ALTER TABLE entries ADD COLUMN text_sha256 TEXT")?;
     }
+    // Stores from before the screen read a middle layer: their entries carry none (NULL) and
+    // are embedded again by an index that reads one until `reembed` stores its vectors.
+    if !has("screen_layer")? {
+        conn.execute_batch(
+            "ALTER TABLE entries ADD COLUMN screen_layer INTEGER;
+             ALTER TABLE entries ADD COLUMN middle BLOB;
+             ALTER TABLE pieces ADD COLUMN middle BLOB;",
+        )?;
+    }
     // Every assembly reads the operator's rules, and `memory read` one named store: a few
     // rows among many.
     conn.execute_batch(

@@ -149,15 +149,30 @@ impl MemoryStore {
         }
         let info = model.info();
         self.check_model(info.fingerprint, &info.name)?;
-        let prepared = embed_for_screening(model, &[text], &self.prepare, self.triage.as_ref())
-            .map_err(|source| MemoryError::Embed { path: path.clone(), source })?
-            .pop();
+        let prepared = embed_for_screening(
+            model,
+            &[text],
+            &self.prepare,
+            self.triage.as_ref(),
+            self.screen_layer,
+        )
+        .map_err(|source| MemoryError::Embed { path: path.clone(), source })?
+        .pop();
         let Some(entry) = prepared else { return Err(MemoryError::EmptyText) };
         let fp = info.fingerprint.to_hex();
         let tx = self.conn.transaction().map_err(sql)?;
         tx.execute(
-            "UPDATE entries SET text = ?1, embedding = ?2, fingerprint = ?3, prepare_version = ?4, hits = 0, text_sha256 = ?5 WHERE id = ?6",
-            params![text, to_blob(&entry.embedding), fp, PREPARE_VERSION, crate::schema::text_sha256(text), id],
+            "UPDATE entries SET text = ?1, embedding = ?2, fingerprint = ?3, prepare_version = ?4, hits = 0, text_sha256 = ?5, screen_layer = ?6, middle = ?7 WHERE id = ?8",
+            params![
+                text,
+                to_blob(&entry.embedding),
+                fp,
+                PREPARE_VERSION,
+                crate::schema::text_sha256(text),
+                entry.layer.map(|l| l as i64),
+                crate::pieces::middle_blob(&entry.middle),
+                id
+            ],
         )
         .map_err(sql)?;
         tx.execute("DELETE FROM pieces WHERE entry_id = ?1", params![id]).map_err(sql)?;

@@ -304,7 +304,10 @@ impl PyMemory {
         let router = open_router(py, RouterBuilder::new(index), model)?;
         let store = py.detach(|| {
             let mut store = MemoryStore::open(&db).map_err(fail)?;
-            store.set_prepare(router.prepare_config()).set_triage(router.screen_triage());
+            store
+                .set_prepare(router.prepare_config())
+                .set_triage(router.screen_triage())
+                .set_screen_layer(router.screen_layer());
             Ok::<_, PyErr>(store)
         })?;
         Ok(Self { store: Mutex::new(store), model: Arc::clone(router.embedder()), router })

@@ -72,6 +72,9 @@ pub struct PieceRef<'a> {
     pub origin: Origin,
     /// Its embedding, made with the index's model; empty when a triage cleared it unembedded.
     pub embedding: &'a [f32],
+    /// The pooled vector of the model's middle layer `ScreenEntry::layer`, made in the same
+    /// pass; empty when none was stored.
+    pub middle: &'a [f32],
 }
 
 /// One untrusted text, its stored whole-entry embedding and its stored pieces.
@@ -81,9 +84,22 @@ pub struct ScreenEntry<'a> {
     pub text: &'a str,
     /// Its embedding as a whole (also used by memory search).
     pub embedding: &'a [f32],
+    /// Its middle layer's vector as a whole; empty when none was stored.
+    pub middle: &'a [f32],
+    /// The middle layer its `middle` vectors (and its pieces') were pooled from, `None` when
+    /// it has none. An index whose screen reads another layer (see
+    /// `switchyard_format::ScreenLayerMeta`) embeds the entry again while screening.
+    pub layer: Option<usize>,
     /// Its windows' embeddings; empty for entries stored before windows existed, which are
     /// then screened as a whole only.
     pub pieces: Vec<PieceRef<'a>>,
+}
+
+impl<'a> ScreenEntry<'a> {
+    /// An entry screened as a whole, from its final vector alone.
+    pub fn whole(text: &'a str, embedding: &'a [f32]) -> Self {
+        Self { text, embedding, middle: &[], layer: None, pieces: Vec::new() }
+    }
 }
 
 /// The piece that decided a verdict.
@@ -176,8 +192,39 @@ pub struct ScreenReport {
     pub fallback_reason: Option<String>,
     /// Entries screened as a whole only because they have no stored windows.
     pub whole_entry_only: usize,
-    /// Pieces embedded while screening (stored unembedded, not cleared by this index).
+    /// Pieces embedded while screening (stored unembedded, not cleared by this index, or
+    /// stored for another screen layer).
     pub embedded_now: usize,
+    /// Entries whose stored vectors lack the middle layer this index's screen reads (stored
+    /// before it, or for another layer): embedded again while screening, whole and piece by
+    /// piece. `switchyard memory reembed` stores the vectors this index reads.
+    pub other_layer: usize,
+}
+
+/// A piece as the heads read it: its final vector and, when the index's screen reads a middle
+/// layer, that layer's vector (else empty). The heads' weights span both, one after the other.
+#[derive(Clone, Copy)]
+struct ScreenVector<'a> {
+    last: &'a [f32],
+    middle: &'a [f32],
+}
+
+impl ScreenVector<'_> {
+    /// `w . [last; middle]`.
+    fn dot(&self, w: &[f32]) -> f32 {
+        let d = self.last.len();
+        let middle = if self.middle.is_empty() {
+            0.0
+        } else {
+            kernels::dot(&w[d..d + self.middle.len()], self.middle)
+        };
+        kernels::dot(&w[..d], self.last) + middle
+    }
+
+    /// `[last; middle]` as one vector (a hidden layer reads it whole).
+    fn joined(&self) -> Vec<f32> {
+        [self.last, self.middle].concat()
+    }
 }
 
 /// One piece's screening: the deciding head (`None`: the main head or the contrast rule, else
@@ -295,12 +342,14 @@ impl Router {
         let dim = self.index().dim();
         for (i, e) in entries.iter().enumerate() {
             // A piece may have no embedding (cleared by a triage); the whole entry always has.
+            // Middle vectors are optional, but of the index's width when there.
             let bad = e
                 .pieces
                 .iter()
-                .map(|p| p.embedding.len())
+                .flat_map(|p| [p.embedding.len(), p.middle.len()])
                 .filter(|&n| n != 0)
                 .chain([e.embedding.len()])
+                .chain(Some(e.middle.len()).filter(|&n| n != 0))
                 .find(|&n| n != dim);
             if let Some(found) = bad {
                 return Err(RouteError::BadEmbedding { index: i, found, expected: dim });
@@ -316,8 +365,12 @@ impl Router {
         };
         let lexical = head.and(self.index().screen_lexical());
         let prepare = self.prepare_config();
-        let (cleared, embedded_now) = self.unembedded_pieces(entries, &prepare)?;
-        report.embedded_now = embedded_now.len();
+        // The middle layer the heads read beside the final vector, if any.
+        let layer = head.and(self.index().screen_layer());
+        let (cleared, embedded_now, other_layer) =
+            self.unembedded_pieces(entries, &prepare, layer)?;
+        report.embedded_now = embedded_now.keys().filter(|(_, k)| k.is_some()).count();
+        report.other_layer = other_layer;
         let families = head.and(self.index().screen_families()).map_or(&[][..], |f| &f.heads[..]);
         // Each family head's hidden layer, when it has one (version 19 on).
         let hidden: Vec<Option<&switchyard_format::FamilyHiddenLayer>> = families
@@ -332,104 +385,118 @@ impl Router {
         // A piece's screening under every head: the one closest to (or furthest past) its
         // threshold decides.
         let sentence_threshold = self.sentence_threshold();
-        let score_piece = |v: &[f32], text: &dyn Fn() -> String, sentence: bool| -> Scored {
-            let (a, b) = (nearest(&attacks, v), nearest(&benign, v));
-            match head {
-                Some(h) => {
-                    let needs_text =
-                        lexical.is_some() || families.iter().any(|f| f.lexical.is_some());
-                    let features = if needs_text {
-                        switchyard_lexical::hashed_features(&text())
-                    } else {
-                        vec![]
-                    };
-                    let lex = lexical.map(|l| lexical_logit(&l.weights, l.bias, &features));
-                    // The nearest patterns are features of the head and the near-copy check.
-                    let logit = kernels::dot(&h.weights, v)
-                        + h.attack_weight * a.0
-                        + h.benign_weight * b.0
-                        + h.bias
-                        + lex.unwrap_or(0.0);
-                    if let (true, Some(t)) = (sentence, sentence_threshold) {
-                        // A sentence: the main head alone, at the sentence threshold.
-                        return Scored {
+        let score_piece =
+            |v: ScreenVector<'_>, text: &dyn Fn() -> String, sentence: bool| -> Scored {
+                // The nearest patterns are the final vectors'.
+                let (a, b) = (nearest(&attacks, v.last), nearest(&benign, v.last));
+                match head {
+                    Some(h) => {
+                        let needs_text =
+                            lexical.is_some() || families.iter().any(|f| f.lexical.is_some());
+                        let features = if needs_text {
+                            switchyard_lexical::hashed_features(&text())
+                        } else {
+                            vec![]
+                        };
+                        let lex = lexical.map(|l| lexical_logit(&l.weights, l.bias, &features));
+                        // The nearest patterns are features of the head and the near-copy check.
+                        let logit = v.dot(&h.weights)
+                            + h.attack_weight * a.0
+                            + h.benign_weight * b.0
+                            + h.bias
+                            + lex.unwrap_or(0.0);
+                        if let (true, Some(t)) = (sentence, sentence_threshold) {
+                            // A sentence: the main head alone, at the sentence threshold.
+                            return Scored {
+                                head: None,
+                                score: logit,
+                                threshold: t,
+                                lexical: lex,
+                                attack: a,
+                                benign: b,
+                            };
+                        }
+                        let near_copy = a.0 >= h.near_copy_threshold && a.0 > b.0;
+                        // A near copy counts as reaching the threshold (its logit is kept when
+                        // higher).
+                        let score = if near_copy { logit.max(h.threshold) } else { logit };
+                        let mut best = Scored {
                             head: None,
-                            score: logit,
-                            threshold: t,
+                            score,
+                            threshold: h.threshold,
                             lexical: lex,
                             attack: a,
                             benign: b,
                         };
-                    }
-                    let near_copy = a.0 >= h.near_copy_threshold && a.0 > b.0;
-                    // A near copy counts as reaching the threshold (its logit is kept when
-                    // higher).
-                    let score = if near_copy { logit.max(h.threshold) } else { logit };
-                    let mut best = Scored {
-                        head: None,
-                        score,
-                        threshold: h.threshold,
-                        lexical: lex,
-                        attack: a,
-                        benign: b,
-                    };
-                    for (k, f) in families.iter().enumerate() {
-                        let lex = f
-                            .lexical
-                            .as_ref()
-                            .map(|l| lexical_logit(&l.weights, l.bias, &features));
-                        let embedding = match hidden[k] {
-                            Some(layer) => layer.logit(v),
-                            None => kernels::dot(&f.weights, v),
-                        };
-                        let score = embedding + f.bias + lex.unwrap_or(0.0);
-                        if score - f.threshold > best.score - best.threshold {
-                            best = Scored {
-                                head: Some(k),
-                                score,
-                                threshold: f.threshold,
-                                lexical: lex,
-                                ..best
+                        for (k, f) in families.iter().enumerate() {
+                            let lex = f
+                                .lexical
+                                .as_ref()
+                                .map(|l| lexical_logit(&l.weights, l.bias, &features));
+                            let embedding = match hidden[k] {
+                                Some(layer) => layer.logit(&v.joined()),
+                                None => v.dot(&f.weights),
                             };
+                            let score = embedding + f.bias + lex.unwrap_or(0.0);
+                            if score - f.threshold > best.score - best.threshold {
+                                best = Scored {
+                                    head: Some(k),
+                                    score,
+                                    threshold: f.threshold,
+                                    lexical: lex,
+                                    ..best
+                                };
+                            }
+                        }
+                        best
+                    }
+                    None => {
+                        let t = self.injection_threshold();
+                        let over_benign = a.0 - b.0 - self.injection_margin();
+                        let score = if attacks.rows() == 0 {
+                            f32::NEG_INFINITY
+                        } else {
+                            (a.0 - t).min(over_benign)
+                        };
+                        // Strictly above the benign side, as the rule says.
+                        let score = if over_benign == 0.0 { -f32::MIN_POSITIVE } else { score };
+                        Scored {
+                            head: None,
+                            score,
+                            threshold: 0.0,
+                            lexical: None,
+                            attack: a,
+                            benign: b,
                         }
                     }
-                    best
                 }
-                None => {
-                    let t = self.injection_threshold();
-                    let over_benign = a.0 - b.0 - self.injection_margin();
-                    let score = if attacks.rows() == 0 {
-                        f32::NEG_INFINITY
-                    } else {
-                        (a.0 - t).min(over_benign)
-                    };
-                    // Strictly above the benign side, as the rule says.
-                    let score = if over_benign == 0.0 { -f32::MIN_POSITIVE } else { score };
-                    Scored {
-                        head: None,
-                        score,
-                        threshold: 0.0,
-                        lexical: None,
-                        attack: a,
-                        benign: b,
-                    }
-                }
-            }
-        };
+            };
         for (i, e) in entries.iter().enumerate() {
-            let whole = std::iter::once((None, e.embedding));
-            let pieces = e.pieces.iter().enumerate().filter_map(|(k, p)| {
-                if p.origin == Origin::Sentence && sentence_threshold.is_none() {
+            // A piece's vectors: embedded here, else as stored (the middle one only when the
+            // heads read it); `None` for a piece the triage cleared.
+            let reads_middle = layer.is_some();
+            let vector_of = |k: Option<usize>| -> Option<ScreenVector<'_>> {
+                if let Some(v) = embedded_now.get(&(i, k)) {
+                    return Some(ScreenVector { last: &v.vector, middle: &v.middle });
+                }
+                let (last, middle) = match k {
+                    None => (e.embedding, e.middle),
+                    Some(k) => (e.pieces[k].embedding, e.pieces[k].middle),
+                };
+                let middle: &[f32] = if reads_middle { middle } else { &[] };
+                (!last.is_empty()).then_some(ScreenVector { last, middle })
+            };
+            let pieces = (0..e.pieces.len()).filter_map(|k| {
+                if e.pieces[k].origin == Origin::Sentence && sentence_threshold.is_none() {
                     return None;
                 }
-                if !p.embedding.is_empty() {
-                    return Some((Some(k), p.embedding));
-                }
-                embedded_now.get(&(i, k)).map(|v| (Some(k), v.as_slice()))
+                vector_of(Some(k)).map(|v| (Some(k), v))
             });
-            let all: Vec<(Option<usize>, &[f32])> = whole.chain(pieces).collect();
+            let all: Vec<(Option<usize>, ScreenVector<'_>)> =
+                vector_of(None).map(|v| (None, v)).into_iter().chain(pieces).collect();
             let cleared_here = cleared.iter().filter(|&&(ei, _)| ei == i).count();
-            let embedded_here = embedded_now.keys().filter(|&&(ei, _)| ei == i).count();
+            let embedded_here =
+                embedded_now.keys().filter(|&&(ei, k)| ei == i && k.is_some()).count();
             // The text a piece's embedding was made from (only read with a lexical head).
             let text_of = |k: Option<usize>| match k {
                 None => e.text.to_string(),
@@ -437,8 +504,9 @@ impl Router {
             };
             let is_sentence =
                 |k: Option<usize>| k.is_some_and(|k| e.pieces[k].origin == Origin::Sentence);
-            let score_one =
-                |&(k, v): &(Option<usize>, &[f32])| score_piece(v, &|| text_of(k), is_sentence(k));
+            let score_one = |&(k, v): &(Option<usize>, ScreenVector<'_>)| {
+                score_piece(v, &|| text_of(k), is_sentence(k))
+            };
             // A long entry's pieces are scored on every core (each is a pass over the attack
             // and benign rows); the reduction below is sequential, so the verdict is the same.
             let scored: Vec<_> = if all.len() >= PARALLEL_PIECES {
@@ -544,22 +612,44 @@ impl Router {
     }
 
     /// The pieces stored without an embedding: those this index's triage clears (entry,
-    /// piece), and the others embedded now, keyed the same way.
+    /// piece), and the others embedded now, keyed (entry, piece) with `None` for the whole.
+    /// With a `layer` the heads read, an entry stored without that layer's vectors is embedded
+    /// now too, whole and every embedded piece, and counted (the last value).
     #[allow(clippy::type_complexity)]
     fn unembedded_pieces(
         &self,
         entries: &[ScreenEntry<'_>],
         prepare: &PrepareConfig,
-    ) -> Result<(Vec<(usize, usize)>, std::collections::HashMap<(usize, usize), Vec<f32>>)> {
+        layer: Option<usize>,
+    ) -> Result<(
+        Vec<(usize, usize)>,
+        std::collections::HashMap<(usize, Option<usize>), switchyard_embed::LayeredVector>,
+        usize,
+    )> {
         let triage = self.screen_triage();
         let sentences = self.sentence_threshold().is_some();
         let mut cleared = Vec::new();
-        let mut to_embed: Vec<((usize, usize), String)> = Vec::new();
+        let mut to_embed: Vec<((usize, Option<usize>), String)> = Vec::new();
+        let mut other_layer = 0;
         for (i, e) in entries.iter().enumerate() {
+            let used = |p: &PieceRef<'_>| sentences || p.origin != Origin::Sentence;
+            if let Some(layer) = layer {
+                let lacks = |v: &[f32], middle: &[f32]| !v.is_empty() && middle.is_empty();
+                let stale = e.layer != Some(layer) || lacks(e.embedding, e.middle);
+                if stale {
+                    other_layer += 1;
+                    to_embed.push(((i, None), e.text.to_string()));
+                }
+                for (k, p) in e.pieces.iter().enumerate() {
+                    if used(p) && (stale && !p.embedding.is_empty() || lacks(p.embedding, p.middle))
+                    {
+                        to_embed.push(((i, Some(k)), piece_text(e.text, p, prepare)));
+                    }
+                }
+            }
             // Sentence pieces an index without a sentence threshold ignores are not embedded.
-            let unembedded = e.pieces.iter().enumerate().filter(|(_, p)| {
-                p.embedding.is_empty() && (sentences || p.origin != Origin::Sentence)
-            });
+            let unembedded =
+                e.pieces.iter().enumerate().filter(|(_, p)| p.embedding.is_empty() && used(p));
             for (k, p) in unembedded {
                 let text = piece_text(e.text, p, prepare);
                 // Only the main head scores a sentence, so only its floor clears one.
@@ -569,22 +659,19 @@ impl Router {
                 };
                 match &triage {
                     Some(t) if !needed(t) => cleared.push((i, k)),
-                    _ => to_embed.push(((i, k), text)),
+                    _ => to_embed.push(((i, Some(k)), text)),
                 }
             }
         }
-        let mut embedded = std::collections::HashMap::with_capacity(to_embed.len());
-        for chunk in to_embed.chunks(64) {
-            let texts: Vec<&str> = chunk.iter().map(|(_, t)| t.as_str()).collect();
-            let vectors =
-                self.embedder().embed_batch(&texts).map_err(|e| RouteError::Embedding {
-                    message: format!("embedding pieces stored without an embedding: {e}"),
-                })?;
-            for ((key, _), v) in chunk.iter().zip(vectors) {
-                embedded.insert(*key, v);
-            }
-        }
-        Ok((cleared, embedded))
+        let texts: Vec<&str> = to_embed.iter().map(|(_, t)| t.as_str()).collect();
+        let vectors = switchyard_embed::embed_layered(self.embedder().as_ref(), &texts, layer)
+            .map_err(|e| RouteError::Embedding {
+                message: format!(
+                    "embedding pieces stored without the vectors this index reads: {e}"
+                ),
+            })?;
+        let embedded = to_embed.iter().map(|(key, _)| *key).zip(vectors).collect();
+        Ok((cleared, embedded, other_layer))
     }
 
     /// The triage of new entries' pieces: the lexical head and the floor of the index's
@@ -649,6 +736,15 @@ impl Router {
         h.update(self.injection_margin().to_bits().to_le_bytes());
         h.update([u8::from(self.contrast_only())]);
         h.finalize()[..16].iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// The middle layer the learned heads read beside the final vector (see
+    /// `switchyard_format::ScreenLayerMeta`): what `memory add` and every screening caller must
+    /// embed with (`switchyard_memory::embed_for_screening`). `None` without one, or when the
+    /// contrast rule screens (it reads the final vector alone).
+    pub fn screen_layer(&self) -> Option<usize> {
+        self.screen_head()?;
+        self.index().screen_layer()
     }
 
     /// The learned head, unless the contrast rule was forced or the index has none.

@@ -258,7 +258,10 @@ pub async fn memory_add(
             let router = engine.assembler.router();
             let mut store =
                 store.lock().map_err(|_| ApiError::internal("memory store lock poisoned"))?;
-            store.set_prepare(router.prepare_config()).set_triage(router.screen_triage());
+            store
+                .set_prepare(router.prepare_config())
+                .set_triage(router.screen_triage())
+                .set_screen_layer(router.screen_layer());
             let id = store.add(engine.model().as_ref(), &req.kind, req.text.trim(), &req.source)?;
             // Screened once now and recorded: assemblies read the verdict.
             let report = switchyard::screen_and_record(&mut store, router, &[id])?;

@@ -67,7 +67,8 @@ impl AppState {
                 let mut store = MemoryStore::open(p)?;
                 store
                     .set_prepare(engine.assembler.router().prepare_config())
-                    .set_triage(engine.assembler.router().screen_triage());
+                    .set_triage(engine.assembler.router().screen_triage())
+                    .set_screen_layer(engine.assembler.router().screen_layer());
                 Some(Arc::new(Mutex::new(store)))
             }
             None => None,
@@ -201,7 +202,8 @@ impl AppState {
                 {
                     store
                         .set_prepare(engine.assembler.router().prepare_config())
-                        .set_triage(engine.assembler.router().screen_triage());
+                        .set_triage(engine.assembler.router().screen_triage())
+                        .set_screen_layer(engine.assembler.router().screen_layer());
                 }
                 tracing::info!(index = %path.display(), generation, model = %engine.model().info().name, "index reloaded");
                 self.inner.engine.store(Arc::new(engine));

@@ -52,7 +52,7 @@ pub use crate::render::{
     H_TASK, H_TOOLS, H_TURN, H_UNTRUSTED, OPEN_TAG, TokenCounter, neutralize,
 };
 pub use crate::screen_checks::{ScreenCheckFailure, ScreenCheckReport, run_screen_checks};
-pub use crate::screening::{screen_and_record, screen_entry, screen_texts};
+pub use crate::screening::{StoredVectors, screen_and_record, screen_entry, screen_texts};
 pub use crate::trace::{TraceLog, TraceRecord, TraceStats, trace_stats};
 pub use crate::turn::{Profile, TurnContext};
 pub use switchyard_adapter as adapter;

@@ -1,31 +1,64 @@
 //! Stored memory entries as the router screens them, and the verdicts an assembler remembers.
 
 use std::sync::Mutex;
-use switchyard_memory::StoredPiece;
+use switchyard_memory::{EmbeddedEntry, Entry, StoredPiece};
 use switchyard_router::{PieceRef, ScreenEntry};
 
-/// The [`ScreenEntry`] of a text with the embeddings stored for it (by `memory add`, or by
+/// The vectors stored for one untrusted text, as screening reads them: those `memory add`
+/// stored ([`Entry`]) or [`switchyard_memory::embed_for_screening`] gave ([`EmbeddedEntry`]).
+#[derive(Debug, Clone, Copy)]
+pub struct StoredVectors<'a> {
+    /// The whole text's final vector.
+    pub embedding: &'a [f32],
+    /// The whole text's middle-layer vector (empty without one).
+    pub middle: &'a [f32],
+    /// The middle layer, if any.
+    pub layer: Option<usize>,
+    /// The pieces.
+    pub pieces: &'a [StoredPiece],
+}
+
+impl<'a> From<&'a EmbeddedEntry> for StoredVectors<'a> {
+    fn from(e: &'a EmbeddedEntry) -> Self {
+        Self { embedding: &e.embedding, middle: &e.middle, layer: e.layer, pieces: &e.pieces }
+    }
+}
+
+impl<'a> From<&'a Entry> for StoredVectors<'a> {
+    fn from(e: &'a Entry) -> Self {
+        Self {
+            embedding: &e.embedding,
+            middle: &e.middle,
+            layer: e.screen_layer.map(|l| l as usize),
+            pieces: &e.pieces,
+        }
+    }
+}
+
+/// The [`ScreenEntry`] of a text with the vectors stored for it (by `memory add`, or by
 /// [`switchyard_memory::embed_for_screening`]): the whole text and each of its pieces. With
 /// `windows` off, only the whole text is screened (the pre-window behaviour, for comparison).
 pub fn screen_entry<'a>(
     text: &'a str,
-    embedding: &'a [f32],
-    pieces: &'a [StoredPiece],
+    stored: impl Into<StoredVectors<'a>>,
     windows: bool,
 ) -> ScreenEntry<'a> {
+    let s = stored.into();
     let pieces = match windows {
-        true => pieces
+        true => s
+            .pieces
             .iter()
             .map(|p| PieceRef {
                 start: p.start,
                 end: p.end,
                 origin: p.origin,
                 embedding: &p.embedding,
+                middle: &p.middle,
             })
             .collect(),
         false => Vec::new(),
     };
-    ScreenEntry { text, embedding, pieces }
+    ScreenEntry { text, embedding: s.embedding, middle: s.middle, layer: s.layer, pieces }
 }
 
 /// Screens untrusted texts with `router` exactly as `memory add` would store and an assembly
@@ -41,16 +74,14 @@ pub fn screen_texts(
         texts,
         &router.prepare_config(),
         router.screen_triage().as_ref(),
+        router.screen_layer(),
     )
     .map_err(|e| switchyard_router::RouteError::Embedding {
         message: format!("embedding the texts to screen: {e}"),
     })?;
     let embedded = stored.iter().map(|e| 1 + e.pieces.len()).sum();
-    let entries: Vec<ScreenEntry<'_>> = texts
-        .iter()
-        .zip(&stored)
-        .map(|(t, e)| screen_entry(t, &e.embedding, &e.pieces, true))
-        .collect();
+    let entries: Vec<ScreenEntry<'_>> =
+        texts.iter().zip(&stored).map(|(t, e)| screen_entry(t, e, true)).collect();
     Ok((router.screen(&entries)?, embedded))
 }
 
@@ -68,7 +99,7 @@ pub fn screen_and_record(
     // the whole store.
     let found = store.entries_with_ids(ids)?;
     let entries: Vec<ScreenEntry<'_>> =
-        found.iter().map(|e| screen_entry(&e.text, &e.embedding, &e.pieces, true)).collect();
+        found.iter().map(|e| screen_entry(&e.text, e, true)).collect();
     let report = router.screen(&entries)?;
     let verdicts: Vec<(i64, bool)> =
         report.kept.iter().chain(&report.dropped).map(|v| (found[v.entry].id, v.flagged)).collect();

@@ -131,6 +131,25 @@ fn sample_writer() -> IndexWriter {
     w
 }
 
+/// The sample index with a screen that reads layer 8 beside the final vector: every head's
+/// embedding weights span twice the width (the final vector's, then the middle layer's).
+fn sample_layered_writer() -> IndexWriter {
+    let mut w = sample_writer();
+    let mut screen = sample_screen();
+    if let Some(h) = screen.head.as_mut() {
+        h.weights = [unit(21), unit(31)].concat();
+    }
+    let mut families = sample_families();
+    families.heads[0].weights = [unit(22), unit(32)].concat();
+    let mut hidden = sample_family_hidden();
+    hidden.layers[0].weights = [unit(23), unit(33), unit(24), unit(34)].concat();
+    w.screen(&screen).unwrap();
+    w.screen_families(&families).unwrap();
+    w.screen_family_hidden(&hidden).unwrap();
+    w.screen_layer(&ScreenLayerMeta { layer: 8 }).unwrap();
+    w
+}
+
 /// A hidden layer of two units for the jailbreak family head.
 fn sample_family_hidden() -> ScreenFamilyHiddenMeta {
     ScreenFamilyHiddenMeta {
@@ -407,10 +426,12 @@ fn header_layout_matches_the_spec() {
     for s in index.sections() {
         assert_eq!(s.offset % 64, 0, "{:?}", s.kind);
     }
-    // Every section in file order; the sample is built without a query adapter.
+    // Every section in file order; the sample is built without a query adapter, and its
+    // screen reads the final vector alone (no screen layer).
+    let absent = [SectionKind::Adapter, SectionKind::ScreenLayer];
     assert_eq!(
         index.sections().iter().map(|s| s.kind).collect::<Vec<_>>(),
-        SectionKind::ALL.into_iter().filter(|k| *k != SectionKind::Adapter).collect::<Vec<_>>()
+        SectionKind::ALL.into_iter().filter(|k| !absent.contains(k)).collect::<Vec<_>>()
     );
 }
 
@@ -441,7 +462,7 @@ fn errors_are_distinct_and_verbatim() {
     b[8..12].copy_from_slice(&99u32.to_le_bytes());
     assert_eq!(
         open_err(&b),
-        "index <memory>: format version 99 is not supported (this build reads 1..=19); rebuild it with switchyard build-index"
+        "index <memory>: format version 99 is not supported (this build reads 1..=20); rebuild it with switchyard build-index"
     );
     let mut b = good.clone();
     b[28] ^= 1;
@@ -518,7 +539,7 @@ fn every_version_fixture_opens() {
     let current = format!("{dir}/index_v{FORMAT_VERSION}.bin");
     if !std::path::Path::new(&current).exists() {
         // create_fixture: the first build of a new version writes its fixture, to be committed.
-        sample_writer().write(std::path::Path::new(&current)).unwrap();
+        sample_layered_writer().write(std::path::Path::new(&current)).unwrap();
     }
     for v in 1..=FORMAT_VERSION {
         let path = format!("{dir}/index_v{v}.bin");

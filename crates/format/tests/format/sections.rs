@@ -141,7 +141,7 @@ fn the_screen_section_round_trips_and_a_bad_one_is_refused() {
         h.weights.pop();
     }
     let e = refused(short);
-    assert!(e.contains("screen: head has 15 weights for embeddings of width 16"), "{e}");
+    assert!(e.contains("screen: head has 15 weights for screen vectors of width 16"), "{e}");
     let mut both = sample_screen();
     both.fallback_reason = Some("x".into());
     assert!(refused(both).contains("a head and a fallback reason at once"));
@@ -603,4 +603,41 @@ fn family_hidden_layers_round_trip_only_beside_family_heads_and_a_bad_one_is_ref
     w.meta(&sample_meta()).unwrap();
     let e = w.to_bytes().map(|_| ()).unwrap_err().to_string();
     assert!(e.contains("family hidden layers were set without family heads"), "{e}");
+}
+
+#[test]
+fn a_screen_layer_doubles_every_heads_width_and_a_head_of_the_old_width_is_refused() {
+    let bytes = sample_layered_writer().to_bytes().unwrap();
+    let index = Index::from_bytes(&bytes, &OpenOptions::new()).unwrap();
+    assert_eq!(index.screen_layer(), Some(8));
+    assert_eq!(index.screen_width(), 2 * DIM);
+    assert_eq!(index.dim(), DIM, "the matrices keep the model's width");
+    // A rewrite (as `fit --out` makes) carries it over, byte for byte.
+    assert_eq!(IndexWriter::from_index(&index).unwrap().to_bytes().unwrap(), bytes);
+    // Without the section, a screen vector is the final vector alone.
+    let plain = Index::from_bytes(&sample_writer().to_bytes().unwrap(), &OpenOptions::new());
+    let plain = plain.unwrap();
+    assert_eq!((plain.screen_layer(), plain.screen_width()), (None, DIM));
+    // The heads of a final-vector screen under a layer: refused, naming the width.
+    let mut w = sample_writer();
+    w.screen_layer(&ScreenLayerMeta { layer: 8 }).unwrap();
+    let e = Index::from_bytes(&w.to_bytes().unwrap(), &OpenOptions::new()).unwrap_err();
+    assert!(
+        e.to_string().contains(&format!(
+            "screen: head has {DIM} weights for screen vectors of width {}",
+            2 * DIM
+        )),
+        "{e}"
+    );
+    let mut w = sample_layered_writer();
+    w.screen_layer(&ScreenLayerMeta { layer: 0 }).unwrap();
+    let e = Index::from_bytes(&w.to_bytes().unwrap(), &OpenOptions::new()).unwrap_err();
+    assert!(e.to_string().contains("screen_layer: layer 0 is the token embeddings"), "{e}");
+    let mut w = IndexWriter::new(DIM, [0xab; 16]);
+    w.screen_layer(&ScreenLayerMeta { layer: 8 }).unwrap();
+    w.matrix(SectionKind::Tools, unit(1)).unwrap();
+    w.strings(vec!["read a file".into()]);
+    w.meta(&sample_meta()).unwrap();
+    let e = w.to_bytes().map(|_| ()).unwrap_err().to_string();
+    assert!(e.contains("a screen layer was set without a screen section"), "{e}");
 }

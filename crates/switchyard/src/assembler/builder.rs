@@ -270,7 +270,10 @@ impl AssemblerBuilder {
         let memory = self.config.memory.as_ref().map(|p| {
             MemoryStore::open(p)
                 .map(|mut store| {
-                    store.set_prepare(router.prepare_config()).set_triage(router.screen_triage());
+                    store
+                        .set_prepare(router.prepare_config())
+                        .set_triage(router.screen_triage())
+                        .set_screen_layer(router.screen_layer());
                     Mutex::new(store)
                 })
                 .map_err(|e| e.to_string())

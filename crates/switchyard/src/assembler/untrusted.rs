@@ -107,10 +107,18 @@ impl Assembler {
                         .iter()
                         .map(|&i| {
                             let e = &hits[i].entry;
-                            crate::screen_entry(&e.text, &e.embedding, &e.pieces, true)
+                            crate::screen_entry(&e.text, e, true)
                         })
                         .collect();
                     let report = self.router.screen(&entries)?;
+                    if report.other_layer > 0 {
+                        diagnostics.push(format!(
+                            "{} memory entries were stored without the layer-{} vectors this index's screen reads and were embedded again to be screened; run `switchyard memory reembed --db {} --index <index>` to store them",
+                            report.other_layer,
+                            self.router.screen_layer().unwrap_or_default(),
+                            store.path().display()
+                        ));
+                    }
                     let mut reached = Vec::with_capacity(pending.len());
                     for v in report.kept.iter().chain(&report.dropped) {
                         let i = pending[v.entry];
