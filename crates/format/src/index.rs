@@ -362,6 +362,11 @@ impl Index {
         self.screen_layer.map(|l| l.layer as usize)
     }
 
+    /// The screen layer section as stored.
+    pub fn screen_layer_meta(&self) -> Option<&ScreenLayerMeta> {
+        self.screen_layer.as_ref()
+    }
+
     /// The width of a screen vector, which every head's embedding weights span: the index's
     /// width, twice it when the screen reads a middle layer too ([`ScreenLayerMeta`]).
     pub fn screen_width(&self) -> usize {

@@ -161,8 +161,8 @@ impl IndexWriter {
         if let Some(hidden) = index.screen_family_hidden() {
             w.screen_family_hidden(hidden)?;
         }
-        if let Some(layer) = index.screen_layer() {
-            w.screen_layer(&crate::ScreenLayerMeta { layer: layer as u32 })?;
+        if let Some(layer) = index.screen_layer_meta() {
+            w.screen_layer(layer)?;
         }
         if let Some(off_topic) = index.off_topic() {
             w.off_topic(off_topic)?;
