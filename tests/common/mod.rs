@@ -148,6 +148,14 @@ impl Embedder for Counting {
         self.calls.fetch_add(texts.len(), Ordering::SeqCst);
         self.inner.embed_with_tokens(texts, documents)
     }
+    fn embed_with_layer(
+        &self,
+        texts: &[&str],
+        layer: usize,
+    ) -> switchyard_embed::Result<Option<Vec<switchyard_embed::LayeredVector>>> {
+        self.calls.fetch_add(texts.len(), Ordering::SeqCst);
+        self.inner.embed_with_layer(texts, layer)
+    }
 }
 
 /// An embedder with a model's identity that always fails, or sleeps past any budget.
@@ -211,5 +219,12 @@ impl Embedder for Rewrapped {
         documents: bool,
     ) -> switchyard_embed::Result<Option<Vec<switchyard_embed::TokenStates>>> {
         if self.token_states { self.inner.embed_with_tokens(texts, documents) } else { Ok(None) }
+    }
+    fn embed_with_layer(
+        &self,
+        texts: &[&str],
+        layer: usize,
+    ) -> switchyard_embed::Result<Option<Vec<switchyard_embed::LayeredVector>>> {
+        self.inner.embed_with_layer(texts, layer)
     }
 }

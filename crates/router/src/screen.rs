@@ -22,6 +22,14 @@
 //! `benign` are the piece's best cosines against the attack patterns and the benign
 //! look-alikes.
 //!
+//! **Middle layer** (version 20 on; see `switchyard_format::ScreenLayerMeta`). An index may
+//! have its heads read each piece's final vector and, after it, the vector pooled from the
+//! model's states after a middle layer: `weights . [final; middle]`. `memory add` stores both
+//! (`switchyard_memory::embed_for_screening` with [`Router::screen_layer`]); an entry stored
+//! without that layer's vectors (before it, or for another layer) is embedded again here, whole
+//! and piece by piece, and counted in [`ScreenReport::other_layer`]. The nearest-pattern
+//! cosines stay on the final vector.
+//!
 //! **Request contrast** (version 14 on; see `switchyard_format::ScreenRequestMeta`). An entry
 //! longer than one window is also flagged when one of its sentences (or clauses, or lines)
 //! reads as a request among sentences that read as a document: its request logit (a lexical
