@@ -45,9 +45,6 @@ MODELS = {
         # vector (benches/RESULTS.md, session 27; the task's side alone did not, session 24);
         # the share is the default's (crates/embed, DEFAULT_LATE_INTERACTION).
         "late_interaction": 0.8,
-        # The injection screen reads layer 4 of 6 beside the final vector (benches/RESULTS.md,
-        # session 43): two thirds of the depth, as for e5-small.
-        "screen_layer": 4,
         "license": "Apache-2.0",
         "attribution": (
             "all-MiniLM-L6-v2 by the sentence-transformers authors (Nils Reimers et al.), "
@@ -92,10 +89,9 @@ MODELS = {
         # beats the catalog's by 0.02 cosine (benches/RESULTS.md, session 41). MiniLM, trained on
         # English, has none.
         "language_shift": (2.0, 0.02),
-        # The injection screen reads layer 8 of 12 beside the final vector: out of fold it lifts
-        # the screen's AUC from 0.986 to 0.993 and JailbreakBench recall from 0.79 to 0.90
-        # (benches/RESULTS.md, session 43).
-        "screen_layer": 8,
+        # No "screen_layer": reading layer 8 beside the final vector lifts JailbreakBench recall
+        # 0.784 -> 0.840, but misses a French instruction packed into a document and drops more
+        # code and logs (benches/RESULTS.md, session 44); `build-index --screen-layer 8` opts in.
         "pooling": "mean",
         "max_tokens": 512,
         "license": "MIT",

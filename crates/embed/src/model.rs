@@ -67,10 +67,10 @@ pub struct ModelInfo {
     pub language_shift: Option<LanguageShift>,
     /// The middle layer whose pooled states the injection screen reads beside the final vector
     /// in indexes built with this model; `None`: the final vector alone. A property of the
-    /// model: with two thirds of their depth (e5-small's layer 8 of 12, MiniLM's 4 of 6) both
-    /// models' screens separate attacks from look-alikes better than with their final vector,
-    /// which was trained for meaning and keeps less of how a text is written
-    /// (`benches/RESULTS.md`, session 43).
+    /// model (`screen_layer` in its `model.toml`). Two thirds of the depth (e5-small's layer 8
+    /// of 12) separates attacks from look-alikes better out of fold, but neither shipped model
+    /// sets it yet: through the pipeline it also missed a French instruction packed into a
+    /// document and dropped more code and logs (`benches/RESULTS.md`, sessions 43 and 44).
     #[serde(default)]
     pub screen_layer: Option<usize>,
 }
