@@ -54,6 +54,7 @@ mod mode;
 mod off_topic;
 mod router;
 mod screen;
+mod screen_pieces;
 mod select;
 mod think;
 
