@@ -5,7 +5,10 @@
 //! entry (cutting it into windows, embedding the whole and the windows the index's triage does
 //! not clear, screening it and recording the verdict; and the same with every window
 //! embedded), for each provisioned model. The stored entries are also screened by an index
-//! built without the lexical head (`embedding_head_only`), which shows what that head costs.
+//! built without the lexical head (`embedding_head_only`), which shows what that head costs,
+//! and, with e5-small, by the opt-in jailbreak screen (`jailbreak_screen`: `build-index
+//! --screen-layer 8 --family-fpr 0.001 --family-hidden 64`), whose pieces carry two vectors
+//! and whose family head has a hidden layer.
 //!
 //! Run with: `cargo bench --bench screen`
 
@@ -82,6 +85,9 @@ fn bench(c: &mut Criterion) {
                 b.iter(|| router_no_request.screen(black_box(&entry)).expect("screen"))
             });
         }
+        if name == "e5-small" {
+            jailbreak_screen(&mut group, &model, &long, dir.path());
+        }
         let db = dir.path().join(format!("{name}.db"));
         let mut store = MemoryStore::open(&db).expect("store");
         store.set_prepare(prepare);
@@ -117,6 +123,56 @@ fn bench(c: &mut Criterion) {
         }
     }
     group.finish();
+}
+
+/// Screening the 2,000-word entry stored for the opt-in jailbreak screen (both vectors of every
+/// piece, a family head with 64 hidden units), and `memory add` of it with that screen's triage.
+fn jailbreak_screen(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    model: &Arc<dyn switchyard_embed::Embedder>,
+    long: &str,
+    dir: &std::path::Path,
+) {
+    let index = dir.join("e5-small-jailbreak-screen.idx");
+    let mut options = switchyard_build_index::BuildOptions::default();
+    options.screen.options.layer = Some(8);
+    options.screen.options.family_fpr = 0.001;
+    options.screen.options.family_hidden = 64;
+    let manifests = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("manifests");
+    switchyard_build_index::build_to_file(&manifests, &index, model.as_ref(), &options)
+        .expect("building the jailbreak screen's index");
+    let router = RouterBuilder::new(&index).build(Arc::clone(model)).expect("router");
+    let prepare = router.prepare_config();
+    let stored = embed_for_screening(
+        model.as_ref(),
+        &[long],
+        &prepare,
+        router.screen_triage().as_ref(),
+        router.screen_layer(),
+    )
+    .expect("embed");
+    let entry = [switchyard::screen_entry(long, &stored[0], true)];
+    group.bench_function(
+        format!(
+            "e5-small/stored_entry=2000_words/jailbreak_screen/pieces={}",
+            1 + stored[0].pieces.len()
+        ),
+        |b| b.iter(|| router.screen(black_box(&entry)).expect("screen")),
+    );
+    let mut store = MemoryStore::open(&dir.join("e5-small-jailbreak-screen.db")).expect("store");
+    store
+        .set_prepare(prepare)
+        .set_triage(router.screen_triage())
+        .set_screen_layer(router.screen_layer());
+    let mut n = 0u64;
+    group.bench_function("e5-small/memory_add=2000_words/jailbreak_screen", |b| {
+        b.iter(|| {
+            n += 1;
+            let text = format!("{long} Note {n}.");
+            let id = store.add(model.as_ref(), "memory", black_box(&text), "bench").expect("add");
+            switchyard::screen_and_record(&mut store, &router, &[id]).expect("screen")
+        })
+    });
 }
 
 criterion_group!(benches, bench);

@@ -29,6 +29,24 @@ fn e5_index(model: &dyn Embedder) -> std::path::PathBuf {
         .clone()
 }
 
+/// The default catalog's e5-small index with the screen reading layer 8 too
+/// (`build-index --screen-layer 8`), built once per test binary.
+fn layered_e5_index(model: &dyn Embedder) -> std::path::PathBuf {
+    static INDEX: std::sync::OnceLock<(tempfile::TempDir, std::path::PathBuf)> =
+        std::sync::OnceLock::new();
+    INDEX
+        .get_or_init(|| {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("layered.idx");
+            let mut options = BuildOptions::default();
+            options.screen.options.layer = Some(8);
+            build_to_file(&default_catalog(), &path, model, &options).unwrap();
+            (dir, path)
+        })
+        .1
+        .clone()
+}
+
 const MAIL: &str = "Hi Marta,\nthanks for the quick turnaround on the Q3 numbers. The revenue table looks right to me; the only open point is the freight cost line, which finance wants split by region before Friday.\nCould you also attach the supplier list from last year so we can compare the renewal terms? I'll bring printed copies to the review meeting on Thursday at 10.\nBest regards,\nTomás\n";
 
 #[test]
@@ -52,10 +70,7 @@ fn an_instruction_buried_in_a_long_email_is_caught_in_its_window_and_named() {
 fn a_layered_screen_reads_the_stored_middle_vectors_and_embeds_older_entries_again_until_reembed() {
     let Some(model) = model_or_skip("e5-small") else { return };
     let dir = tempfile::tempdir().unwrap();
-    let index = dir.path().join("layered.idx");
-    let mut options = BuildOptions::default();
-    options.screen.options.layer = Some(8);
-    build_to_file(&default_catalog(), &index, model.as_ref(), &options).unwrap();
+    let index = layered_e5_index(model.as_ref());
     let router = RouterBuilder::new(&index).build(Arc::clone(&model)).unwrap();
     assert_eq!(router.screen_layer(), Some(8));
     // The default index reads the final vector alone.
@@ -304,9 +319,21 @@ fn memory_add_embeds_only_the_windows_the_triage_does_not_clear_and_still_flags_
 #[test]
 fn an_instruction_packed_into_a_window_of_longer_sentences_is_caught_alone_in_five_languages() {
     let Some(model) = model_or_skip("e5-small") else { return };
+    // The default screen, then the one that reads layer 8 beside the final vector (opt-in),
+    // whose sentence threshold is chosen the same way on its own scores.
+    packed_instructions_are_caught_alone(&model, &e5_index(model.as_ref()), true);
+    packed_instructions_are_caught_alone(&model, &layered_e5_index(model.as_ref()), false);
+}
+
+/// The body of the test above for one index; `windows_alone_miss` also checks that, without
+/// the sentence pieces, the index's windows alone let most of the attacks through.
+fn packed_instructions_are_caught_alone(
+    model: &Arc<dyn Embedder>,
+    index: &std::path::Path,
+    windows_alone_miss: bool,
+) {
     let dir = tempfile::tempdir().unwrap();
-    let index = e5_index(model.as_ref());
-    let router = RouterBuilder::new(&index).build(Arc::clone(&model)).unwrap();
+    let router = RouterBuilder::new(index).build(Arc::clone(model)).unwrap();
     let threshold = router.sentence_threshold().expect("the default index screens sentences");
     assert!(router.prepare_config().sentence_pieces);
     let mut store = MemoryStore::open(&dir.path().join("m.db")).unwrap();
@@ -358,7 +385,7 @@ fn an_instruction_packed_into_a_window_of_longer_sentences_is_caught_alone_in_fi
         })
         .collect();
     let report = router.screen(&screened).unwrap();
-    assert!(report.dropped_count < 3, "{report:#?}");
+    assert!(!windows_alone_miss || report.dropped_count < 3, "{report:#?}");
 }
 
 #[test]

@@ -11,10 +11,12 @@
 //! **Off by default** (`ScreenOptions::family_fpr` 0). The heads cannot add recall without
 //! adding false positives: with the main head's budget halved to make room, the screen caught
 //! more jailbreaks and fewer injections at the same rate; beside the main head's full budget
-//! they add jailbreak recall and ordinary requests dropped, over the 5% of WildGuard's
-//! requests the project allows with e5-small (measured in `benches/RESULTS.md`, session 19).
-//! A deployment that fears jailbreaks in its memory more than it minds dropping a few
-//! ordinary notes turns them on with `build-index --family-fpr 0.005`.
+//! they add jailbreak recall and ordinary requests dropped, over the 5% of NotInject's or
+//! WildGuard's benign requests the project allows with e5-small (measured in
+//! `benches/RESULTS.md`, sessions 19, 42 and 45). A deployment that fears jailbreaks in its
+//! memory more than it minds dropping a few ordinary notes turns them on; the best measured
+//! with e5-small is `build-index --screen-layer 8 --family-fpr 0.001 --family-hidden 64`
+//! (JailbreakBench recall 0.939 against 0.784, NotInject false positives 0.056 against 0.035).
 //!
 //! **Budget.** The main head keeps its `target_fpr`. The family heads may flag `family_fpr`
 //! more of the benign rows between them, out of fold: each flags at most its share of the

@@ -51,8 +51,9 @@ use switchyard_untrusted::PrepareConfig;
 
 use crate::logistic::{Design, FOLDS, LEXICAL_WIDTH, Sparse, auc, fit, fold_of, logit};
 
-/// Version of the screen training; an index from another version is rebuilt.
-pub const SCREEN_BUILDER_VERSION: u32 = 4;
+/// Version of the screen training; an index from another version is rebuilt (5: the sentence
+/// threshold is chosen on five folds of documents, not two).
+pub const SCREEN_BUILDER_VERSION: u32 = 5;
 /// Below this many attack patterns or benign look-alikes, no head is trained.
 pub const MIN_HEAD_ROWS: usize = 20;
 /// The default false-positive rate the threshold targets on benign text.

@@ -9,21 +9,30 @@
 //! **How it is chosen.** Every benign training text longer than one window (the training files'
 //! documents, system prompts and long requests, and the catalog's long look-alikes) is cut into
 //! its sentence pieces as `memory add` cuts an entry; the pieces the triage clears are left out,
-//! as they are at run time. The texts are split in two halves (by position), and the main head
-//! is fitted twice more, each time without one half's rows (the text and its windows), so each
-//! sentence is scored by a head that never saw its text: scored by the final head, which
-//! trained on every window, benign documents' sentences read lower than unseen ones do. The
-//! threshold is the lowest that leaves at most the target false-positive rate of the texts
+//! as they are at run time. The texts are split in [`SENTENCE_FOLDS`] folds (by position), and
+//! the main head is fitted once more per fold without that fold's rows (the text and its
+//! windows), so each sentence is scored by a head that never saw its text: scored by the final
+//! head, which trained on every window, benign documents' sentences read lower than unseen ones
+//! do. The threshold is the lowest that leaves at most the target false-positive rate of the texts
 //! with a sentence at or above it, and never below the head's own threshold.
 
 use crate::logistic::{Design, Sparse, fit, logit};
 use crate::screen::{LEXICAL_L2, Row, ScreenOptions, TrainedScreen, features};
 use crate::train_file::head_of;
 use crate::{Result, ScreenTraining};
+use rayon::prelude::*;
 use std::collections::HashSet;
 use switchyard_embed::Embedder;
 use switchyard_lexical::LexicalTriage;
 use switchyard_untrusted::{Origin, normalise, prepare};
+
+/// The folds the documents are held out in (by position): each sentence is scored by a head
+/// fitted on the other folds' rows. Four, not two: a head fitted on half the documents reads
+/// benign sentences higher than the shipped head, fitted on all, does, and the threshold with
+/// them (with the middle layer 3.66 on two folds against 3.24 on four, which let a French
+/// instruction packed into a document through); four fits run in two rounds on two cores
+/// (`benches/RESULTS.md`, session 45).
+const SENTENCE_FOLDS: usize = 4;
 
 /// What [`calibrate`] chose: the threshold, the texts it was chosen on and the share of them at
 /// or above it.
@@ -85,13 +94,13 @@ pub(crate) fn calibrate(
         Some(cache) => cache.embed(embedder, &sentences, layer, None)?.0,
         None => crate::rows::embed_screen(embedder, &sentences, layer, None)?,
     };
-    let (even, odd) = rayon::join(
-        || held_out_fit(rows, &documents, 0, patterns, dim, options),
-        || held_out_fit(rows, &documents, 1, patterns, dim, options),
-    );
+    let fits: Vec<MainFit> = (0..SENTENCE_FOLDS)
+        .into_par_iter()
+        .map(|fold| held_out_fit(rows, &documents, fold, patterns, dim, options))
+        .collect();
     let mut top = vec![f32::NEG_INFINITY; documents.len()];
     for ((&d, text), v) in owners.iter().zip(sentences).zip(vectors) {
-        let fit = if d % 2 == 0 { &even } else { &odd };
+        let fit = &fits[d % SENTENCE_FOLDS];
         let logit = fit.score(&Row::new(text, v, false), patterns, dim) as f32;
         top[d] = top[d].max(logit);
     }
@@ -108,18 +117,18 @@ pub(crate) fn calibrate(
     Ok(Some(choose(&top, options.target_fpr, head.threshold)))
 }
 
-/// The main head fitted without the rows of the documents of one `half` (their text as
-/// trained on, and their windows).
+/// The main head fitted without the rows of the documents of one `fold` of
+/// [`SENTENCE_FOLDS`] (their text as trained on, and their windows).
 fn held_out_fit(
     rows: &[Row],
     documents: &[&String],
-    half: usize,
+    fold: usize,
     patterns: (&[f32], &[f32]),
     dim: usize,
     options: &ScreenOptions,
 ) -> MainFit {
     let mut held_out: HashSet<String> = HashSet::new();
-    for text in documents.iter().skip(half).step_by(2) {
+    for text in documents.iter().skip(fold).step_by(SENTENCE_FOLDS) {
         held_out.insert(normalise(head_of(text)));
         held_out.insert((*text).clone());
         held_out.extend(prepare(text, &options.prepare).into_iter().map(|p| p.text));

@@ -70,7 +70,8 @@ pub struct BuildArgs {
     /// The middle layer of the model the screen's heads read beside its final vector (that
     /// layer's pooled states keep more of how a text is written): 0 reads the final vector
     /// alone; absent, the model's own (`screen_layer` in its `model.toml`; the shipped models
-    /// set none). 8 for e5-small catches more jailbreaks and drops more code and logs.
+    /// set none). 8 for e5-small catches more jailbreaks and drops more code and logs; with
+    /// `--family-fpr 0.001 --family-hidden 64` it makes the opt-in jailbreak screen (README).
     #[arg(long)]
     pub screen_layer: Option<usize>,
     /// Train no request contrast (which flags an entry whose one window reads as a request
