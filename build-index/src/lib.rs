@@ -38,7 +38,7 @@ mod train_file;
 mod triage;
 mod up_to_date;
 pub use up_to_date::{
-    language_shift_matches, late_matches, lexical_matches, mode_questions_match, off_topic_matches,
+    language_shift_matches, late_matches, mode_questions_match, off_topic_matches,
     screen_code_matches,
 };
 mod vector_cache;
@@ -623,7 +623,6 @@ pub fn build_to_file(
         && off_topic_matches(&existing, embedder)
         && language_shift_matches(&existing, embedder)
         && mode_questions_match(&existing)
-        && lexical_matches(&existing)
     {
         return Ok(BuildOutcome::UpToDate { path: out.to_path_buf(), manifest_hash: hash });
     }

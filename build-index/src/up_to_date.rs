@@ -62,12 +62,3 @@ pub fn mode_questions_match(existing: &Index) -> bool {
         .mode_questions()
         .is_none_or(|q| q.rules_version == switchyard_lexical::QUESTION_RULES_VERSION)
 }
-
-/// Whether `existing`'s lexical statistics were made by this build's analyser: older ones still
-/// route (tasks are analysed as they were), but this build would store other terms.
-pub fn lexical_matches(existing: &Index) -> bool {
-    existing.selection().is_none_or(|s| {
-        s.tools_lexical.analyzer_version == switchyard_lexical::ANALYZER_VERSION
-            && s.skills_lexical.analyzer_version == switchyard_lexical::ANALYZER_VERSION
-    })
-}

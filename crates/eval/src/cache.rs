@@ -51,7 +51,6 @@ pub fn cached_index(
             && switchyard_build_index::off_topic_matches(&idx, embedder)
             && switchyard_build_index::language_shift_matches(&idx, embedder)
             && switchyard_build_index::mode_questions_match(&idx)
-            && switchyard_build_index::lexical_matches(&idx)
             && switchyard_build_index::screen_code_matches(&idx)
     });
     if !up_to_date {

@@ -3,13 +3,8 @@
 use unicode_segmentation::UnicodeSegmentation;
 
 /// Version of the analyser; stored with the statistics, since terms only mean something to the
-/// analyser that made them. Bump it whenever [`analyze`] changes its output, and keep the older
-/// output reachable through [`analyze_as`] so that indexes built before still route (2: words of
-/// the cross-lingual glossary are read as the English words they translate).
-pub const ANALYZER_VERSION: u32 = 2;
-
-/// The oldest analyser version [`analyze_as`] still reproduces.
-pub const OLDEST_ANALYZER_VERSION: u32 = 1;
+/// analyser that made them. Bump it whenever [`analyze`] changes its output.
+pub const ANALYZER_VERSION: u32 = 1;
 
 /// Alphabetic terms are cut to this many characters: a stemmer with no language tables that
 /// also joins a word's forms across the languages we serve (deploy, deployment, deployed).
@@ -90,41 +85,21 @@ fn name_parts(word: &str) -> impl Iterator<Item = &str> {
     parts.into_iter().filter(|p| !p.is_empty())
 }
 
-/// `folded` cut to its first [`STEM_PREFIX`] characters when it holds a letter (numbers stay
-/// whole).
-pub(crate) fn stem(folded: &str) -> String {
-    let mut s = folded.to_string();
-    if s.chars().any(char::is_alphabetic)
-        && let Some((cut, _)) = s.char_indices().nth(STEM_PREFIX)
-    {
-        s.truncate(cut);
-    }
-    s
-}
-
-fn push_term(part: &str, glossary: bool, out: &mut Vec<String>) {
-    let folded = fold(part);
+fn push_term(part: &str, out: &mut Vec<String>) {
+    let mut folded = fold(part);
     if folded.chars().count() < 2 {
         return;
     }
-    if glossary && let Some(english) = crate::glossary::lookup(&folded) {
-        out.extend(english.iter().take(1).cloned());
-        return;
+    if folded.chars().any(char::is_alphabetic)
+        && let Some((cut, _)) = folded.char_indices().nth(STEM_PREFIX)
+    {
+        folded.truncate(cut);
     }
-    out.push(stem(&folded));
+    out.push(folded);
 }
 
-/// The terms of `text`, in order (duplicates kept: they are term frequencies), as this build's
-/// analyser ([`ANALYZER_VERSION`]) makes them.
+/// The terms of `text`, in order (duplicates kept: they are term frequencies).
 pub fn analyze(text: &str) -> Vec<String> {
-    analyze_as(text, ANALYZER_VERSION)
-}
-
-/// The terms of `text` as analyser `version` made them, for statistics stored by an older build;
-/// a version outside [`OLDEST_ANALYZER_VERSION`]`..=`[`ANALYZER_VERSION`] is read as the current
-/// one (the router refuses such statistics before it analyses anything).
-pub fn analyze_as(text: &str, version: u32) -> Vec<String> {
-    let glossary = version >= 2 || !(OLDEST_ANALYZER_VERSION..=ANALYZER_VERSION).contains(&version);
     let mut out = Vec::new();
     // A run of CJK characters, emitted as bigrams when it ends.
     let mut cjk: Vec<char> = Vec::new();
@@ -146,7 +121,7 @@ pub fn analyze_as(text: &str, version: u32) -> Vec<String> {
             continue;
         }
         for part in name_parts(word) {
-            push_term(part, glossary, &mut out);
+            push_term(part, &mut out);
         }
     }
     flush(&mut cjk, &mut out);
@@ -172,19 +147,6 @@ mod tests {
         assert_eq!(analyze("Réservation"), analyze("reservation"));
         assert_eq!(analyze("réserver")[0], analyze("Reservierung")[0]);
         assert_eq!(analyze("Straße"), ["strass"]);
-    }
-
-    #[test]
-    fn glossary_words_are_read_as_english_and_english_stays_as_it_was() {
-        // A German or Spanish task meets an English card on the lexical side.
-        assert_eq!(analyze("storniere die Bestellung"), ["cancel", "die", "order", "purcha"]);
-        assert_eq!(analyze("cancela el pedido"), ["cancel", "el", "order", "purcha"]);
-        assert_eq!(analyze("Cancel an order"), ["cancel", "an", "order"]);
-        // English text is analysed as version 1 did.
-        let english = "Show which rooms are free for given dates; cancel_reservation, lookupGuest";
-        assert_eq!(analyze(english), analyze_as(english, 1));
-        // Version 1 statistics are still analysed the old way.
-        assert_eq!(analyze_as("storniere die Bestellung", 1), ["storni", "die", "bestel"]);
     }
 
     #[test]

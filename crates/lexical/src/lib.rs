@@ -21,22 +21,15 @@
 //! bigrams (Chinese and Japanese have no spaces); every alphabetic term cut to its first
 //! [`STEM_PREFIX`] characters, a language-free stemmer that also meets across languages
 //! (reservation, reserva, réserver, Reservierung → reserv). One-letter terms are dropped.
-//! Words of a cross-lingual glossary of German, French, Spanish, Portuguese and Italian are read
-//! as the English words they translate (stornieren → cancel, Bestellung → order, purchase), on
-//! both sides, so a task and a catalog in different languages still share terms; no English
-//! word is in it, so English text is analysed as before.
 #![deny(missing_docs)]
 
 mod analyze;
 mod bm25;
-mod glossary;
 mod hashed;
 pub mod question;
 mod triage;
 
-pub use crate::analyze::{
-    ANALYZER_VERSION, OLDEST_ANALYZER_VERSION, STEM_PREFIX, analyze, analyze_as, fold, is_cjk,
-};
+pub use crate::analyze::{ANALYZER_VERSION, STEM_PREFIX, analyze, fold, is_cjk};
 pub use crate::bm25::{Bm25Scorer, LexicalScores, build, build_with};
 pub use crate::hashed::{HASHED_BUCKETS, HASHED_FEATURES_VERSION, hashed_features, hashed_logit};
 pub use crate::question::{QUESTION_RULES_VERSION, is_question};

@@ -286,12 +286,8 @@ impl RouterBuilder {
             });
         }
         if let Some(sel) = index.selection() {
-            // Older statistics still route: the task is analysed as their analyser did.
-            let supported =
-                switchyard_lexical::OLDEST_ANALYZER_VERSION..=switchyard_lexical::ANALYZER_VERSION;
-            let tools = sel.tools_lexical.analyzer_version;
-            for found in [tools, sel.skills_lexical.analyzer_version] {
-                if !supported.contains(&found) || found != tools {
+            for found in [sel.tools_lexical.analyzer_version, sel.skills_lexical.analyzer_version] {
+                if found != switchyard_lexical::ANALYZER_VERSION {
                     return Err(RouteError::AnalyzerMismatch {
                         path: self.path.clone(),
                         found,

@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use switchyard_embed::{Embedder, TokenStates};
 use switchyard_format::{Index, ItemMeta, MatrixView, SectionKind};
-use switchyard_lexical::{Bm25Scorer, Fused, LexicalScores, analyze_as};
+use switchyard_lexical::{Bm25Scorer, Fused, LexicalScores, analyze};
 
 /// A compiled view of one item kind (tools or skills) for fast per-task work.
 #[derive(Debug)]
@@ -137,14 +137,6 @@ impl std::fmt::Debug for Router {
 }
 
 impl Router {
-    /// The analyser version the index's lexical statistics were made with, which tasks are
-    /// analysed with too (the builder refused any other than this build supports).
-    fn analyzer_version(&self) -> u32 {
-        self.index
-            .selection()
-            .map_or(switchyard_lexical::ANALYZER_VERSION, |s| s.tools_lexical.analyzer_version)
-    }
-
     pub(crate) fn from_index(
         index: Index,
         embedder: Arc<dyn Embedder>,
@@ -405,7 +397,7 @@ impl Router {
             }
             _ => None,
         };
-        let terms = analyze_as(task, self.analyzer_version());
+        let terms = analyze(task);
         // Once per task: the decision reports it, and the mode step reads whether it is a question.
         let analysis = crate::analysis::analyze_task(task);
         // The tools' scores do not depend on the mode: computed once, before the mode step,
