@@ -61,6 +61,12 @@ fn cases(model: &str, floors: [f64; 4]) {
     assert_eq!(decided as f64, metric(o, "cases"));
     assert!((right as f64 / decided as f64 - metric(o, "mode_accuracy")).abs() < 1e-3);
     assert!(r.mode_steps.contains_key("keyword"), "{:?}", r.mode_steps);
+    // With each case's expected mode given, every mode is right and every case is counted:
+    // the tool recall then measures the selection alone, without the mode step's guesses.
+    let given = &r.mode_given;
+    assert_eq!(metric(given, "mode_accuracy"), 1.0, "{given:?}");
+    assert_eq!(metric(given, "cases"), metric(o, "cases"));
+    assert_eq!(r.mode_given_per_lang.len(), r.per_lang.len());
     // The cascade answers some tasks from its static table and loses nothing measurable
     // against the model alone (within one case's worth on a metric).
     let plain = &r.transformer_only;

@@ -432,6 +432,18 @@ pub fn eval(a: EvalArgs) -> Result<()> {
                 );
             }
             table(&rows);
+            let at = |m: &BTreeMap<String, serde_json::Value>, k: &str| {
+                m.get(k)
+                    .and_then(serde_json::Value::as_f64)
+                    .map_or("-".into(), |x| format!("{x:.3}"))
+            };
+            println!(
+                "tool recall@3 / @5 with each case's expected mode given: {} / {} (as deployed {} / {}: the difference is what the mode step costs)",
+                at(&report.mode_given, "tool_recall@3"),
+                at(&report.mode_given, "tool_recall@5"),
+                at(&report.overall, "tool_recall@3"),
+                at(&report.overall, "tool_recall@5"),
+            );
             let steps: Vec<String> = report
                 .mode_steps
                 .iter()

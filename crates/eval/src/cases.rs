@@ -147,6 +147,12 @@ pub struct CasesReport {
     pub transformer_only: BTreeMap<String, serde_json::Value>,
     /// Per language, cascade off.
     pub transformer_only_per_lang: BTreeMap<String, BTreeMap<String, serde_json::Value>>,
+    /// All cases routed with each case's expected mode given (as `--mode` would), so the
+    /// difference from `overall` is what the mode step costs the selection; a catalog whose
+    /// cases' tools are not offered in their own mode shows it here too.
+    pub mode_given: BTreeMap<String, serde_json::Value>,
+    /// Per language, expected mode given.
+    pub mode_given_per_lang: BTreeMap<String, BTreeMap<String, serde_json::Value>>,
     /// All cases with the cascade's requirements at each point of [`crate::CASCADE_SWEEP`].
     pub cascade_sweep: BTreeMap<String, BTreeMap<String, serde_json::Value>>,
     /// All cases routed with the fitted index, when one was given.
@@ -281,16 +287,26 @@ pub fn eval_cases(
 
     let tr = Instant::now();
     let mut scratch = Scratch::default();
-    let mut route_all = |router: &switchyard_router::Router| -> Result<Vec<Decision>> {
+    // `mode_given`: each case's expected mode as an explicit mode; else inferred as deployed.
+    let mut route_modes = |router: &switchyard_router::Router, mode_given: bool| {
         let mut out = Vec::with_capacity(cases.len());
         for (i, c) in cases.iter().enumerate() {
             embedded.prime(router, i, &c.task);
-            out.push(router.route_with(&c.task, &RouteOptions::default(), &mut scratch)?);
+            // A case may expect the catalog's default mode where the catalog declares no modes:
+            // then there is nothing to give, and the mode is inferred as deployed.
+            let known = router.index().meta().modes.iter().any(|m| m.name == c.mode);
+            let options = RouteOptions {
+                mode: (mode_given && known).then(|| c.mode.clone()),
+                ..RouteOptions::default()
+            };
+            out.push(router.route_with(&c.task, &options, &mut scratch)?);
         }
-        Ok(out)
+        Ok::<_, EvalError>(out)
     };
-    let decisions = route_all(&router)?;
-    let plain_decisions = route_all(&plain)?;
+    let decisions = route_modes(&router, false)?;
+    let plain_decisions = route_modes(&plain, false)?;
+    let given_decisions = route_modes(&router, true)?;
+    let mut route_all = |router: &switchyard_router::Router| route_modes(router, false);
     let mut cascade_sweep = BTreeMap::new();
     for &(margin, coverage) in crate::tools::CASCADE_SWEEP {
         let r = RouterBuilder::new(&index.path)
@@ -339,6 +355,7 @@ pub fn eval_cases(
     };
     let (overall, per_lang) = split(&groups);
     let (transformer_only, transformer_only_per_lang) = split(&plain_groups);
+    let (mode_given, mode_given_per_lang) = split(&tally(&cases, &given_decisions).0);
     let (fitted, fitted_per_lang) = match &fitted_decisions {
         Some(d) => {
             let (g, _) = tally(&cases, d);
@@ -365,6 +382,8 @@ pub fn eval_cases(
         per_lang,
         transformer_only,
         transformer_only_per_lang,
+        mode_given,
+        mode_given_per_lang,
         cascade_sweep,
         fitted,
         fitted_per_lang,
