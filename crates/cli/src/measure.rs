@@ -438,7 +438,7 @@ pub fn eval(a: EvalArgs) -> Result<()> {
                     .map_or("-".into(), |x| format!("{x:.3}"))
             };
             println!(
-                "tool recall@3 / @5 with each case's expected mode given: {} / {} (as deployed {} / {}: the difference is what the mode step costs)",
+                "tool recall@3 / @5 with each case's expected mode given: {} / {} (as deployed {} / {}: the difference is what a known mode, filtering hard, is worth)",
                 at(&report.mode_given, "tool_recall@3"),
                 at(&report.mode_given, "tool_recall@5"),
                 at(&report.overall, "tool_recall@3"),

@@ -147,9 +147,10 @@ pub struct CasesReport {
     pub transformer_only: BTreeMap<String, serde_json::Value>,
     /// Per language, cascade off.
     pub transformer_only_per_lang: BTreeMap<String, BTreeMap<String, serde_json::Value>>,
-    /// All cases routed with each case's expected mode given (as `--mode` would), so the
-    /// difference from `overall` is what the mode step costs the selection; a catalog whose
-    /// cases' tools are not offered in their own mode shows it here too.
+    /// All cases routed with each case's expected mode given (as `--mode` would: an explicit
+    /// mode filters tools hard), so the difference from `overall` is what a known mode is
+    /// worth to the selection, against the mode step's guess, which only orders tools; a
+    /// catalog whose cases' tools are not offered in their own mode shows it here too.
     pub mode_given: BTreeMap<String, serde_json::Value>,
     /// Per language, expected mode given.
     pub mode_given_per_lang: BTreeMap<String, BTreeMap<String, serde_json::Value>>,
