@@ -295,11 +295,9 @@ pub fn eval_cases(
             embedded.prime(router, i, &c.task);
             // A case may expect the catalog's default mode where the catalog declares no modes:
             // then there is nothing to give, and the mode is inferred as deployed.
-            let known = router.index().meta().modes.iter().any(|m| m.name == c.mode);
-            let options = RouteOptions {
-                mode: (mode_given && known).then(|| c.mode.clone()),
-                ..RouteOptions::default()
-            };
+            let give = mode_given && router.index().meta().modes.iter().any(|m| m.name == c.mode);
+            let options =
+                RouteOptions { mode: give.then(|| c.mode.clone()), ..RouteOptions::default() };
             out.push(router.route_with(&c.task, &options, &mut scratch)?);
         }
         Ok::<_, EvalError>(out)
