@@ -67,6 +67,25 @@ fn cases(model: &str, floors: [f64; 4]) {
     assert_eq!(metric(given, "mode_accuracy"), 1.0, "{given:?}");
     assert_eq!(metric(given, "cases"), metric(o, "cases"));
     assert_eq!(r.mode_given_per_lang.len(), r.per_lang.len());
+    // Every reported figure comes with its interval, which holds it; the gain of the given
+    // mode is the difference of the two figures, paired by case.
+    for name in ["tool_recall@3", "tool_recall@5", "skill_recall@3", "mode_accuracy"] {
+        let e = &r.intervals[name];
+        assert!((e.value - metric(o, name)).abs() < 1e-3, "{name}: {e:?}");
+        assert!(e.low <= e.value && e.value <= e.high && e.high - e.low > 0.0, "{name}: {e:?}");
+    }
+    for name in ["tool_recall@3", "tool_recall@5"] {
+        let gain = r.mode_given_gain[name].value;
+        assert!((gain - (metric(given, name) - metric(o, name))).abs() < 2e-3, "{name}: {gain}");
+    }
+    // Each language but English has its gap to English, and the gap is the difference.
+    let english = metric(&r.per_lang["en"], "tool_recall@3");
+    assert_eq!(r.language_gaps.len(), r.per_lang.len() - 1);
+    for (lang, gaps) in &r.language_gaps {
+        let gap = gaps["tool_recall@3"].value;
+        let own = metric(&r.per_lang[lang], "tool_recall@3");
+        assert!((gap - (own - english)).abs() < 2e-3, "{lang}: {gap}");
+    }
     // The cascade answers some tasks from its static table and loses nothing measurable
     // against the model alone (within one case's worth on a metric).
     let plain = &r.transformer_only;

@@ -6,6 +6,7 @@ use std::io::Write;
 
 use std::process::ExitCode;
 
+mod cases_report;
 mod commands;
 mod index_cmds;
 mod injection_report;

@@ -418,63 +418,7 @@ pub fn eval(a: EvalArgs) -> Result<()> {
             if a.json {
                 return print_json(&report);
             }
-            if let Some(id) = &report.index.adapter {
-                println!("query adapter {id}: tools and skills are scored in its space");
-            }
-            let mut rows = vec![("all", &report.overall)];
-            rows.extend(report.per_lang.iter().map(|(l, m)| (l.as_str(), m)));
-            let fitted_labels: Vec<String> =
-                report.fitted_per_lang.keys().map(|l| format!("fitted {l}")).collect();
-            if let Some(f) = &report.fitted {
-                rows.push(("fitted all", f));
-                rows.extend(
-                    fitted_labels.iter().map(String::as_str).zip(report.fitted_per_lang.values()),
-                );
-            }
-            table(&rows);
-            let at = |m: &BTreeMap<String, serde_json::Value>, k: &str| {
-                m.get(k)
-                    .and_then(serde_json::Value::as_f64)
-                    .map_or("-".into(), |x| format!("{x:.3}"))
-            };
-            println!(
-                "tool recall@3 / @5 with each case's expected mode given: {} / {} (as deployed {} / {}: the difference is what a known mode, filtering hard, is worth)",
-                at(&report.mode_given, "tool_recall@3"),
-                at(&report.mode_given, "tool_recall@5"),
-                at(&report.overall, "tool_recall@3"),
-                at(&report.overall, "tool_recall@5"),
-            );
-            let steps: Vec<String> = report
-                .mode_steps
-                .iter()
-                .map(|(step, s)| format!("{step} {}/{}", s.right, s.cases))
-                .collect();
-            println!("mode right / decided, by deciding step: {}", steps.join(", "));
-            for (label, o) in [("", &report.off_topic), (", fitted", &report.fitted_off_topic)] {
-                let Some(o) = o else { continue };
-                let langs: Vec<String> = o
-                    .per_lang
-                    .iter()
-                    .map(|(l, t)| format!("{l} {}/{}", t.given_no_tools, t.tasks))
-                    .collect();
-                println!(
-                    "off-topic tasks given no tool{label}: {}/{} ({})",
-                    o.all.given_no_tools,
-                    o.all.tasks,
-                    langs.join(", ")
-                );
-            }
-            for m in &report.misses {
-                println!(
-                    "miss [{}] {:?}: tools {:?} skills {:?} mode {} (expected {})",
-                    m.lang,
-                    m.task,
-                    m.missing_tools,
-                    m.missing_skills,
-                    m.got_mode,
-                    m.expected_mode.as_deref().unwrap_or("ok")
-                );
-            }
+            crate::cases_report::print_cases_report(&report);
             Ok(())
         }
         EvalCommand::Injection(a) => {

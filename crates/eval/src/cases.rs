@@ -1,6 +1,8 @@
 //! `switchyard eval cases`: end-to-end routing cases for any manifest catalog: tool and skill
 //! recall, and mode accuracy with the mode inferred (`auto`), overall and per language.
 
+use crate::case_estimates::PerCase;
+use crate::interval::Estimate;
 use crate::metrics::round4;
 use crate::tools::{EvalTimings, ModelInfo};
 use crate::{EvalError, Progress, Result, cache, embedding, jsonl};
@@ -154,12 +156,25 @@ pub struct CasesReport {
     pub mode_given: BTreeMap<String, serde_json::Value>,
     /// Per language, expected mode given.
     pub mode_given_per_lang: BTreeMap<String, BTreeMap<String, serde_json::Value>>,
+    /// `overall`'s tool and skill recall and mode accuracy with their 95% intervals
+    /// (bootstrap over the cases): how far figures from a few dozen cases can be trusted.
+    pub intervals: BTreeMap<String, Estimate>,
+    /// What the expected mode given gains over the deployed routing (`mode_given` less
+    /// `overall`), paired by case, with 95% intervals.
+    pub mode_given_gain: BTreeMap<String, Estimate>,
+    /// Each language's gap to English (its figure less English's) with 95% intervals, as
+    /// deployed; empty when no case is in English. One case of ten is 0.1, so a gap whose
+    /// interval holds 0 is not a measured difference.
+    pub language_gaps: BTreeMap<String, BTreeMap<String, Estimate>>,
     /// All cases with the cascade's requirements at each point of [`crate::CASCADE_SWEEP`].
     pub cascade_sweep: BTreeMap<String, BTreeMap<String, serde_json::Value>>,
     /// All cases routed with the fitted index, when one was given.
     pub fitted: Option<BTreeMap<String, serde_json::Value>>,
     /// Per language, fitted index.
     pub fitted_per_lang: BTreeMap<String, BTreeMap<String, serde_json::Value>>,
+    /// What the fitted index gains over the default one (`fitted` less `overall`), paired by
+    /// case, with 95% intervals; empty without a fitted index.
+    pub fitted_gain: BTreeMap<String, Estimate>,
     /// Mode accuracy by the step that decided the mode (as deployed): `explicit`, `hint`,
     /// `keyword`, `semantic`, `question` (the semantic step's question rule), `default`,
     /// `chitchat`. Shows which step a catalog's mode errors come from.
@@ -208,13 +223,13 @@ fn mode_steps(cases: &[CaseRow], decisions: &[Decision]) -> BTreeMap<String, Mod
 
 /// The router's selection, best score first (the order a reader of the prompt sees matters
 /// less than whether the tool is there; sorting makes @k comparable across modes).
-fn by_score(items: &[Selected]) -> Vec<&str> {
+pub(crate) fn by_score(items: &[Selected]) -> Vec<&str> {
     let mut v: Vec<&Selected> = items.iter().collect();
     v.sort_by(|a, b| b.rank_score().total_cmp(&a.rank_score()).then_with(|| a.name.cmp(&b.name)));
     v.into_iter().map(|s| s.name.as_str()).collect()
 }
 
-fn recall(ranked: &[&str], gold: &[String], k: usize) -> f64 {
+pub(crate) fn recall(ranked: &[&str], gold: &[String], k: usize) -> f64 {
     gold.iter().filter(|g| ranked.iter().take(k).any(|r| r == g)).count() as f64 / gold.len() as f64
 }
 
@@ -355,6 +370,11 @@ pub fn eval_cases(
     let (overall, per_lang) = split(&groups);
     let (transformer_only, transformer_only_per_lang) = split(&plain_groups);
     let (mode_given, mode_given_per_lang) = split(&tally(&cases, &given_decisions).0);
+    let deployed = PerCase::new(&cases, &decisions);
+    let fitted_gain = fitted_decisions
+        .as_ref()
+        .map(|d| deployed.gain(&PerCase::new(&cases, d)))
+        .unwrap_or_default();
     let (fitted, fitted_per_lang) = match &fitted_decisions {
         Some(d) => {
             let (g, _) = tally(&cases, d);
@@ -383,9 +403,13 @@ pub fn eval_cases(
         transformer_only_per_lang,
         mode_given,
         mode_given_per_lang,
+        intervals: deployed.intervals(),
+        mode_given_gain: deployed.gain(&PerCase::new(&cases, &given_decisions)),
+        language_gaps: deployed.language_gaps(),
         cascade_sweep,
         fitted,
         fitted_per_lang,
+        fitted_gain,
         mode_steps: steps,
         off_topic,
         fitted_off_topic,
