@@ -140,6 +140,17 @@ fn fit_lowers_the_off_topic_margin_when_unrelated_tasks_stay_open_and_keeps_real
     let report =
         switchyard_eval::eval_cases(&cfg, Arc::clone(&model), &switchyard_eval::no_progress);
     let report = report.unwrap();
+    // And the fitted index's gain on each figure, paired by case: the difference of the two.
+    let fitted_all = report.fitted.as_ref().unwrap();
+    for (name, gain) in &report.fitted_gain {
+        let of =
+            |m: &std::collections::BTreeMap<String, serde_json::Value>| m[name].as_f64().unwrap();
+        assert!(
+            (gain.value - (of(fitted_all) - of(&report.overall))).abs() < 2e-3,
+            "{name}: {gain:?}"
+        );
+    }
+    assert!(report.fitted_gain.contains_key("tool_recall@3"), "{:?}", report.fitted_gain);
     let (default, fitted) = (report.off_topic.unwrap(), report.fitted_off_topic.unwrap());
     assert_eq!(default.all.given_no_tools, given_none(&before));
     assert_eq!(fitted.all.given_no_tools, given_none(&after));
