@@ -177,6 +177,17 @@ fn api_bank(model: &str) {
             "{hybrid:?} vs {side:?}"
         );
     }
+    // The hybrid's gains, paired by query, are the differences of the figures, and the better
+    // side is the one with the higher recall.
+    let g = r.hybrid_gain.as_ref().unwrap();
+    assert_eq!((g.k, g.better_side), (5, "dense"));
+    for (gain, side) in [(&g.over_dense, dense), (&g.over_bm25, bm25), (&g.over_better_side, dense)]
+    {
+        let diff = metric(hybrid, "recall@5") - metric(side, "recall@5");
+        assert!((gain.value - diff).abs() < 2e-3, "{gain:?} vs {diff}");
+        assert!(gain.low <= gain.value && gain.value <= gain.high, "{gain:?}");
+    }
+    assert!(g.over_bm25.excludes_zero() && g.over_bm25.low > 0.0, "{g:?}");
     // regression (issue 18): thresholds derived from one catalog dropped right tools on
     // another; the deployed selection stays within 0.03 of the ranking cut at max_results.
     let (deployed, cut) =

@@ -46,6 +46,19 @@ pub(crate) fn print_tools_report(report: &ToolsReport) {
         }
     }
     table(&rows);
+    if let Some(g) = &report.hybrid_gain {
+        let e = |e: &switchyard_eval::interval::Estimate| {
+            format!("{:+.3} [{:+.3}, {:+.3}]", e.value, e.low, e.high)
+        };
+        println!(
+            "hybrid recall@{} less dense {}, less bm25 {}; less the better side ({}) {} (95%, paired by query)",
+            g.k,
+            e(&g.over_dense),
+            e(&g.over_bm25),
+            g.better_side,
+            e(&g.over_better_side)
+        );
+    }
     let e = &report.errors;
     if e.missed_total == 0 {
         return;

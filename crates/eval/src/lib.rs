@@ -29,8 +29,8 @@ pub use crate::thinking::{
     ThinkingCase, ThinkingEval, ThinkingMiss, ThinkingReport, ThinkingScore, eval_thinking,
 };
 pub use crate::tools::{
-    CASCADE_SWEEP, Compared, SweepPoint, ToolsEval, ToolsReport, eval_tools, load_tools,
-    normalize_ks,
+    CASCADE_SWEEP, Compared, HybridGain, SweepPoint, ToolsEval, ToolsReport, eval_tools,
+    load_tools, normalize_ks,
 };
 
 #[cfg(feature = "candle")]

@@ -1,6 +1,7 @@
 //! `switchyard eval tools`: tool retrieval on a `tools.jsonl` catalog and `queries.jsonl`, the
 //! router against a BM25 baseline in the same run.
 
+use crate::interval::{Estimate, paired_difference};
 use crate::metrics::{RankingSummary, score_query};
 use crate::tool_errors::{ToolErrors, tool_errors};
 use crate::{Bm25, EvalError, Progress, Result, cache, embedding, jsonl};
@@ -132,10 +133,28 @@ pub struct ToolsReport {
     pub overall: Option<Compared>,
     /// Per `lang:<tag>` when rows have one, and `multi-tool` (queries with several gold tools).
     pub per_group: BTreeMap<String, Compared>,
+    /// What the hybrid ranking gains over each side alone, paired by query, with 95% intervals.
+    pub hybrid_gain: Option<HybridGain>,
     /// The queries the deployed selection got wrong, and the tools behind them.
     pub errors: ToolErrors,
     /// Where the time went.
     pub timings: EvalTimings,
+}
+
+/// The hybrid ranking's recall@k less each side's alone, paired by query (bootstrap over the
+/// queries, 95%): whether fusing the two beats the better of them by more than noise.
+#[derive(Debug, Clone, Serialize)]
+pub struct HybridGain {
+    /// The cut-off: 5 when it was asked for, else the largest k asked for.
+    pub k: usize,
+    /// Hybrid less dense.
+    pub over_dense: Estimate,
+    /// Hybrid less BM25.
+    pub over_bm25: Estimate,
+    /// The side with the higher recall@k on all queries: `dense` or `bm25`.
+    pub better_side: &'static str,
+    /// Hybrid less that side.
+    pub over_better_side: Estimate,
 }
 
 /// Input files and counts.
@@ -157,6 +176,21 @@ pub struct DatasetInfo {
     pub skipped_unknown_gold: usize,
     /// Set when `limit` cut the query list.
     pub limited_to: Option<usize>,
+}
+
+/// [`HybridGain`] from per-query recall of dense, hybrid and BM25 (in that order); `None`
+/// without queries.
+fn hybrid_gain([dense, hybrid, bm25]: &[Vec<f64>; 3], k: Option<usize>) -> Option<HybridGain> {
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+    let (better_side, better) =
+        if mean(dense) >= mean(bm25) { ("dense", dense) } else { ("bm25", bm25) };
+    Some(HybridGain {
+        k: k?,
+        over_dense: paired_difference(dense, hybrid)?,
+        over_bm25: paired_difference(bm25, hybrid)?,
+        better_side,
+        over_better_side: paired_difference(better, hybrid)?,
+    })
 }
 
 /// The model an evaluation ran with.
@@ -403,6 +437,9 @@ pub fn eval_tools(
     let mut groups: BTreeMap<Option<String>, [RankingSummary; 6]> = BTreeMap::new();
     let fresh = || std::array::from_fn(|_| RankingSummary::new(&ks));
     let mut selected_total = 0usize;
+    // recall@k per query of dense, hybrid and BM25, for the paired gains.
+    let gain_at = ks.iter().position(|&k| k == 5).unwrap_or(ks.len().saturating_sub(1));
+    let mut per_query: [Vec<f64>; 3] = Default::default();
     for (i, row) in rows.iter().enumerate() {
         selected_total += ranked[3][i].len();
         let scores = [
@@ -418,6 +455,9 @@ pub fn eval_tools(
                 &ks,
             ),
         ];
+        for (side, s) in per_query.iter_mut().zip(&scores[..3]) {
+            side.extend(s.recall.get(gain_at).copied());
+        }
         let multi = (row.gold.len() > 1).then(|| "multi-tool".to_string());
         let keys = [None, row.lang.clone().map(|l| format!("lang:{l}")), multi];
         for key in keys.into_iter().collect::<std::collections::BTreeSet<_>>() {
@@ -436,6 +476,7 @@ pub fn eval_tools(
         hybrid_cut_at_max_results: g[5].to_map(),
     };
     let overall = groups.get(&None).map(compared);
+    let hybrid_gain = hybrid_gain(&per_query, ks.get(gain_at).copied());
     let errors = tool_errors(&rows, &ranked[1], &ranked[3], cfg.max_errors);
     let per_group =
         groups.iter().filter_map(|(k, g)| k.as_ref().map(|k| (k.clone(), compared(g)))).collect();
@@ -466,6 +507,7 @@ pub fn eval_tools(
         index,
         overall,
         per_group,
+        hybrid_gain,
         errors,
         timings: EvalTimings {
             build_ms,
