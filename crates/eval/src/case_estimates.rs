@@ -74,12 +74,13 @@ impl PerCase {
     }
 
     /// Each language's gap to English (the language's mean less English's), per metric; empty
-    /// when no case is in English.
+    /// when no case is in English. English is any tag whose primary subtag is `en` (`en-GB`).
     pub(crate) fn language_gaps(&self) -> BTreeMap<String, BTreeMap<String, Estimate>> {
-        if !self.langs.iter().any(|l| l == "en") {
+        let english = |i: usize| is_english(&self.langs[i]);
+        if !(0..self.langs.len()).any(english) {
             return BTreeMap::new();
         }
-        let mut langs: Vec<&String> = self.langs.iter().filter(|l| *l != "en").collect();
+        let mut langs: Vec<&String> = self.langs.iter().filter(|l| !is_english(l)).collect();
         langs.sort();
         langs.dedup();
         langs
@@ -87,7 +88,7 @@ impl PerCase {
             .map(|lang| {
                 let gaps = (0..METRICS.len())
                     .filter_map(|m| {
-                        let english = self.values(m, |i| self.langs[i] == "en");
+                        let english = self.values(m, english);
                         let group = self.values(m, |i| &self.langs[i] == lang);
                         let gap = group_difference(&english, &group)?;
                         Some((METRICS[m].to_string(), gap))
@@ -96,5 +97,24 @@ impl PerCase {
                 (lang.clone(), gaps)
             })
             .collect()
+    }
+}
+
+fn is_english(lang: &str) -> bool {
+    lang.split(['-', '_']).next().is_some_and(|primary| primary.eq_ignore_ascii_case("en"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn english_is_any_tag_of_the_english_language() {
+        for tag in ["en", "EN", "en-GB", "en_US"] {
+            assert!(is_english(tag), "{tag}");
+        }
+        for tag in ["de", "eng", "fr-CA", ""] {
+            assert!(!is_english(tag), "{tag}");
+        }
     }
 }
