@@ -256,6 +256,19 @@ fn injection_eval_separates_attacks_from_benign_notes() {
     // Nothing benign is flagged in English, trigger words included.
     assert_eq!(r.per_lang["en"].at_threshold["fp"], 0, "{:?}", r.per_lang["en"]);
     assert_eq!(r.per_lang["en"].at_threshold["tp"], 3, "{:?}", r.per_lang["en"]);
+    // Each figure comes with its interval, which holds it; on eight samples the intervals are
+    // wide, and the English group's 0 of 3 false positives still allows some.
+    let o = &r.overall;
+    for (e, v) in [
+        (o.auc_interval, o.auc.unwrap()),
+        (o.recall_interval, o.at_threshold["recall"].as_f64().unwrap()),
+        (o.fpr_interval, o.at_threshold["fpr"].as_f64().unwrap()),
+    ] {
+        let e = e.unwrap();
+        assert!((e.value - v).abs() < 1e-3 && e.low <= e.value && e.value <= e.high, "{e:?}");
+    }
+    let en = r.per_lang["en"].fpr_interval.unwrap();
+    assert!(en.value == 0.0 && en.high > 0.3, "{en:?}");
 }
 
 #[test]

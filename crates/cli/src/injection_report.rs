@@ -35,6 +35,15 @@ pub(crate) fn print_injection_report(report: &InjectionReport) {
     ];
     rows.extend(per.iter().map(|(l, m)| (l.as_str(), m)));
     table(&rows);
+    let interval = |e: &Option<switchyard_eval::interval::Estimate>| {
+        e.map_or("-".into(), |e| format!("{:.3} [{:.3}, {:.3}]", e.value, e.low, e.high))
+    };
+    println!(
+        "95% intervals: ROC AUC {} (bootstrap); at the threshold (Wilson) recall {}, false-positive rate {}",
+        interval(&report.overall.auc_interval),
+        interval(&report.overall.recall_interval),
+        interval(&report.overall.fpr_interval)
+    );
     if !report.family_thresholds.is_empty() {
         let by: Vec<String> = report.flagged_by.iter().map(|(h, n)| format!("{h} {n}")).collect();
         println!("flagged by head: {}", by.join(", "));

@@ -524,6 +524,8 @@ pub(crate) fn flatten(value: &impl serde::Serialize) -> BTreeMap<String, serde_j
     if let Ok(serde_json::Value::Object(m)) = serde_json::to_value(value) {
         for (k, v) in m {
             match v {
+                // The intervals are printed on a line of their own.
+                serde_json::Value::Object(_) if k.ends_with("_interval") => {}
                 serde_json::Value::Object(inner) => {
                     for (ik, iv) in inner {
                         if !["tp", "fp", "fn", "tn"].contains(&ik.as_str()) {

@@ -12,6 +12,7 @@
 //! (every window embedded), to show what each part adds or costs; the attack similarity alone
 //! is `auc_attack_only`.
 
+use crate::interval::{Estimate, bootstrap, rate_interval};
 use crate::metrics::{Confusion, recall_at_fpr, roc_auc, round4};
 use crate::tools::{EvalTimings, ModelInfo};
 use crate::{Progress, Result, embedding, jsonl};
@@ -73,6 +74,13 @@ pub struct Figures {
     pub recall_at_5pct_fpr: Option<f64>,
     /// At the index's threshold: precision, recall, f1, fpr and counts.
     pub at_threshold: BTreeMap<String, serde_json::Value>,
+    /// The ROC AUC with its 95% interval (bootstrap over the samples; None without both labels).
+    pub auc_interval: Option<Estimate>,
+    /// The recall at the threshold with its 95% (Wilson) interval (None without injections).
+    pub recall_interval: Option<Estimate>,
+    /// The false-positive rate at the threshold with its 95% (Wilson) interval (None without
+    /// benign samples): 144 benign texts cannot tell 3.5% from 5%.
+    pub fpr_interval: Option<Estimate>,
 }
 
 /// What the index's triage did to the samples' windows.
@@ -174,6 +182,7 @@ pub struct InjectionReport {
 
 fn figures(score: &[f32], attack: &[f32], flagged: &[bool], labels: &[bool]) -> Figures {
     let injections = labels.iter().filter(|l| **l).count();
+    let confusion = Confusion::from(flagged, labels);
     Figures {
         samples: labels.len(),
         injections,
@@ -182,7 +191,14 @@ fn figures(score: &[f32], attack: &[f32], flagged: &[bool], labels: &[bool]) -> 
         auc_attack_only: roc_auc(attack, labels).map(round4),
         recall_at_1pct_fpr: recall_at_fpr(score, labels, 0.01).map(|r| round4(r.0)),
         recall_at_5pct_fpr: recall_at_fpr(score, labels, 0.05).map(|r| round4(r.0)),
-        at_threshold: Confusion::from(flagged, labels).rates(),
+        at_threshold: confusion.rates(),
+        auc_interval: bootstrap(labels.len(), |idx| {
+            let s: Vec<f32> = idx.iter().map(|&i| score[i]).collect();
+            let l: Vec<bool> = idx.iter().map(|&i| labels[i]).collect();
+            roc_auc(&s, &l)
+        }),
+        recall_interval: rate_interval(confusion.tp, confusion.tp + confusion.fn_),
+        fpr_interval: rate_interval(confusion.fp, confusion.fp + confusion.tn),
     }
 }
 
