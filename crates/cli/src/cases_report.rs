@@ -51,7 +51,11 @@ pub(crate) fn print_cases_report(report: &CasesReport) {
             .language_gaps
             .iter()
             .filter_map(|(lang, g)| {
-                Some(format!("{lang} {}", estimate(g.get("tool_recall@3")?, true)))
+                let paired = report
+                    .language_gaps_paired
+                    .get(lang)
+                    .map_or(String::new(), |n| format!(" (paired, {n} tasks)"));
+                Some(format!("{lang} {}{paired}", estimate(g.get("tool_recall@3")?, true)))
             })
             .collect();
         println!(

@@ -33,6 +33,10 @@ pub struct CaseRow {
     pub skills: Vec<String>,
     /// The expected mode.
     pub mode: String,
+    /// The same task in several languages shares a group (any name): each language's gap to
+    /// English is then paired by task ([`CasesReport::language_gaps`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
 }
 
 /// What to evaluate.
@@ -164,8 +168,14 @@ pub struct CasesReport {
     pub mode_given_gain: BTreeMap<String, Estimate>,
     /// Each language's gap to English (its figure less English's) with 95% intervals, as
     /// deployed; empty when no case is in English. One case of ten is 0.1, so a gap whose
-    /// interval holds 0 is not a measured difference.
+    /// interval holds 0 is not a measured difference. Where every case of the language and of
+    /// English has a `group`, the gap is taken over the groups both have, paired by group
+    /// (`language_gaps_paired` says for which languages); otherwise the two groups of cases
+    /// are resampled apart.
     pub language_gaps: BTreeMap<String, BTreeMap<String, Estimate>>,
+    /// The languages whose gap is paired by group, with how many groups they share with
+    /// English.
+    pub language_gaps_paired: BTreeMap<String, usize>,
     /// All cases with the cascade's requirements at each point of [`crate::CASCADE_SWEEP`].
     pub cascade_sweep: BTreeMap<String, BTreeMap<String, serde_json::Value>>,
     /// All cases routed with the fitted index, when one was given.
@@ -406,6 +416,7 @@ pub fn eval_cases(
         intervals: deployed.intervals(),
         mode_given_gain: deployed.gain(&PerCase::new(&cases, &given_decisions)),
         language_gaps: deployed.language_gaps(),
+        language_gaps_paired: deployed.paired_languages(),
         cascade_sweep,
         fitted,
         fitted_per_lang,

@@ -385,6 +385,7 @@ pub fn fit(
             tools: Vec::new(),
             skills: Vec::new(),
             mode: String::new(),
+            group: None,
         }));
     }
     if rows.len() < cfg.folds * 2 {
