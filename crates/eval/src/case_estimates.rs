@@ -207,6 +207,18 @@ mod tests {
     }
 
     #[test]
+    fn a_case_line_may_name_its_group_and_nothing_else_unknown() {
+        let line = r#"{"task": "wie viele Tage hat Ben noch?", "lang": "de", "tools": ["leave_balance"], "mode": "ask", "group": "p03"}"#;
+        let row: CaseRow = serde_json::from_str(line).unwrap();
+        assert_eq!(row.group.as_deref(), Some("p03"));
+        let without: CaseRow =
+            serde_json::from_str(&line.replace(r#", "group": "p03""#, "")).unwrap();
+        assert_eq!(without.group, None);
+        let typo = line.replace("\"group\"", "\"grup\"");
+        assert!(serde_json::from_str::<CaseRow>(&typo).is_err());
+    }
+
+    #[test]
     fn english_is_any_tag_of_the_english_language() {
         for tag in ["en", "EN", "en-GB", "en_US"] {
             assert!(is_english(tag), "{tag}");
