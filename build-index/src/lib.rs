@@ -27,6 +27,7 @@ mod mlp;
 mod off_topic;
 mod query_shift;
 mod request;
+pub mod rng;
 mod rows;
 mod screen;
 mod screen_rows;

@@ -17,6 +17,8 @@
 //! SplitMix64 stream with a fixed seed, and every sum runs in a fixed order, so the same rows
 //! give the same bytes on every machine.
 
+use crate::rng::SplitMix64;
+
 /// How a perceptron is trained.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct MlpOptions {
@@ -78,34 +80,6 @@ impl Mlp {
 
 fn dot(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
-}
-
-/// SplitMix64: a small, fixed, well-mixed stream of random numbers.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in [0, 1).
-    fn unit(&mut self) -> f32 {
-        (self.next() >> 40) as f32 / (1u64 << 24) as f32
-    }
-
-    /// Uniform in [-bound, bound).
-    fn symmetric(&mut self, bound: f32) -> f32 {
-        (2.0 * self.unit() - 1.0) * bound
-    }
-
-    /// Uniform in 0..n.
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
 }
 
 /// Adam's moments of one parameter vector.

@@ -10,6 +10,7 @@
 //! seed, so the same report gives the same intervals.
 
 use serde::Serialize;
+use switchyard_build_index::rng::SplitMix64;
 
 /// Resamples per interval: enough for the 2.5th and 97.5th percentiles to settle to about
 /// 0.005 on a few dozen cases, and a few milliseconds.
@@ -40,24 +41,6 @@ impl Estimate {
     }
 }
 
-/// SplitMix64: small, fast, and the same on every platform.
-struct Draws(u64);
-
-impl Draws {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// An index below `n` (`n` > 0; the bias of the modulo is far below what matters here).
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
-
 fn mean(xs: impl Iterator<Item = f64>) -> f64 {
     let (sum, n) = xs.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
     if n == 0 { 0.0 } else { sum / n as f64 }
@@ -75,7 +58,7 @@ pub fn mean_interval(values: &[f64]) -> Option<Estimate> {
     if values.is_empty() {
         return None;
     }
-    let mut draws = Draws(SEED);
+    let mut draws = SplitMix64(SEED);
     let n = values.len();
     let mut samples: Vec<f64> =
         (0..RESAMPLES).map(|_| mean((0..n).map(|_| values[draws.below(n)]))).collect();
@@ -100,9 +83,9 @@ pub fn group_difference(reference: &[f64], group: &[f64]) -> Option<Estimate> {
     if reference.is_empty() || group.is_empty() {
         return None;
     }
-    let mut draws = Draws(SEED);
+    let mut draws = SplitMix64(SEED);
     let resample =
-        |xs: &[f64], draws: &mut Draws| mean((0..xs.len()).map(|_| xs[draws.below(xs.len())]));
+        |xs: &[f64], draws: &mut SplitMix64| mean((0..xs.len()).map(|_| xs[draws.below(xs.len())]));
     let mut samples: Vec<f64> = (0..RESAMPLES)
         .map(|_| {
             let g = resample(group, &mut draws);
@@ -120,7 +103,7 @@ pub fn group_difference(reference: &[f64], group: &[f64]) -> Option<Estimate> {
 pub fn bootstrap(n: usize, statistic: impl Fn(&[usize]) -> Option<f64>) -> Option<Estimate> {
     let all: Vec<usize> = (0..n).collect();
     let value = statistic(&all)?;
-    let mut draws = Draws(SEED);
+    let mut draws = SplitMix64(SEED);
     let mut picked = vec![0usize; n];
     let mut samples: Vec<f64> = (0..RESAMPLES)
         .filter_map(|_| {
