@@ -364,23 +364,35 @@ fn bad_rows_are_refused_naming_file_line_and_field() {
         &cases,
         "{\"task\": \"run the tests\", \"lang\": \"en\", \"tools\": [\"run_testz\"], \"mode\": \"act\"}\n",
     );
-    let err = switchyard_eval::eval_cases(
-        &CasesEval {
-            manifests: root().join("manifests"),
-            cases: cases.clone(),
-            cache_dir: dir.path().to_path_buf(),
-            off_topic: None,
-            fitted: None,
-            adapter: None,
-        },
-        embedder,
-        &no_progress,
-    )
-    .unwrap_err();
+    let cases_cfg = CasesEval {
+        manifests: root().join("manifests"),
+        cases: cases.clone(),
+        cache_dir: dir.path().to_path_buf(),
+        off_topic: None,
+        fitted: None,
+        adapter: None,
+    };
+    let err = switchyard_eval::eval_cases(&cases_cfg, embedder.clone(), &no_progress).unwrap_err();
     assert_eq!(
         err.to_string(),
         format!(
             "{}:1: tools: run_testz is not a tool of the catalog; fix the name or the manifests",
+            cases.display()
+        )
+    );
+    // Two English versions of one task in a group cannot be paired with another language's.
+    let row = |task: &str, lang: &str| {
+        serde_json::json!({"task": task, "lang": lang, "tools": ["run_tests"], "mode": "act", "group": "g1"})
+            .to_string()
+    };
+    let rows =
+        [row("run the tests", "en"), row("roda os testes", "pt"), row("run all tests", "en")];
+    write(&cases, &(rows.join("\n") + "\n"));
+    let err = switchyard_eval::eval_cases(&cases_cfg, embedder, &no_progress).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "{}:3: group: g1 already has a case in language en (line 1); a group holds one version of a task per language",
             cases.display()
         )
     );

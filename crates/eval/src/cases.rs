@@ -250,9 +250,22 @@ fn validate(cases: &[CaseRow], catalog: &Catalog, path: &std::path::Path) -> Res
         field,
         message,
     };
+    let mut groups: std::collections::HashMap<(&str, &str), usize> = Default::default();
     for (i, c) in cases.iter().enumerate() {
         if c.task.trim().is_empty() {
             return Err(invalid(i + 1, "task", "is empty".into()));
+        }
+        if let Some(g) = &c.group
+            && let Some(first) = groups.insert((g.as_str(), c.lang.as_str()), i + 1)
+        {
+            return Err(invalid(
+                i + 1,
+                "group",
+                format!(
+                    "{g} already has a case in language {} (line {first}); a group holds one version of a task per language",
+                    c.lang
+                ),
+            ));
         }
         for t in &c.tools {
             if !catalog.tools.iter().any(|x| &x.name == t) {
