@@ -576,6 +576,91 @@ fn an_unsure_guess_of_a_question_goes_to_the_modes_whose_examples_ask_questions(
     assert_eq!(d.semantic_mode.unwrap().question, None);
 }
 
+/// A front desk whose default mode is written in commands and whose billing mode in questions,
+/// and whose tools each belong to one mode.
+fn front_desk_catalog(dir: &Path) -> PathBuf {
+    let m = dir.join("front_desk");
+    std::fs::create_dir_all(&m).unwrap();
+    write(
+        &m,
+        "modes.toml",
+        r#"
+[[mode]]
+name = "front_desk"
+default = true
+description = "Appointments and arrivals."
+examples = ["book Mr Jones in on Monday", "the four o'clock patient is here", "fit Lea in this afternoon"]
+
+[[mode]]
+name = "billing"
+description = "Payments and prices."
+examples = ["who is still sitting on an unpaid bill?", "how much does a check-up cost?", "did Mr Sato pay?"]
+"#,
+    );
+    write(
+        &m,
+        "tools.toml",
+        r#"
+[[tool]]
+name = "waiting_room_status"
+description = "Show who is waiting in the waiting room."
+modes = ["front_desk"]
+
+[[tool]]
+name = "check_in_patient"
+description = "Mark a patient as arrived for an appointment."
+modes = ["front_desk"]
+
+[[tool]]
+name = "outstanding_balances"
+description = "List patients' unpaid bills."
+modes = ["billing"]
+
+[[tool]]
+name = "issue_refund"
+description = "Refund a payment to a patient."
+modes = ["billing"]
+"#,
+    );
+    m
+}
+
+#[test]
+fn tools_that_hold_nearly_all_the_votes_decide_an_unsure_mode_before_the_question_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifests = front_desk_catalog(dir.path());
+    let path = build(&manifests, &HashEmbedder::new(384), dir.path(), "x.idx");
+    // A margin no lead reaches: the examples' scores alone never decide here.
+    let router = RouterBuilder::new(&path)
+        .semantic_margin(Some(10.0))
+        .build(Arc::new(HashEmbedder::new(384)))
+        .unwrap();
+    // The task reads like billing's first example, but every one of its best tools is the
+    // front desk's: the tools decide, and the decision says so.
+    let d = router.route("who is still sitting in the waiting room?", &RouteOptions::default());
+    let d = d.unwrap();
+    let check = d.semantic_mode.clone().unwrap();
+    let favour = check.tools_favour.clone().unwrap();
+    assert_eq!(favour.mode, "front_desk");
+    assert!(favour.share >= switchyard_router::TOOLS_DECIDE_SHARE, "{favour:?}");
+    assert_eq!((d.mode.as_str(), d.mode_source), ("front_desk", ModeSource::Semantic));
+    assert!(check.by_tools && check.decided && check.question.is_none(), "{check:?}");
+    assert_eq!(d.mode_filter, ModeFilter::Soft);
+    assert!(d.mode_detail.unwrap().contains("they decide"));
+    assert_eq!(d.tools[0].name, "waiting_room_status");
+
+    // A question whose best tools give their mode less of their votes is left to the question
+    // rule.
+    let d = router.route("how much is a refund for an appointment?", &RouteOptions::default());
+    let d = d.unwrap();
+    let check = d.semantic_mode.unwrap();
+    let favour = check.tools_favour.unwrap();
+    assert_eq!(favour.mode, "front_desk");
+    assert!(favour.share < switchyard_router::TOOLS_DECIDE_SHARE, "{favour:?}");
+    assert_eq!(d.mode, "billing");
+    assert!(!check.by_tools && check.question.is_some());
+}
+
 /// Late interaction (e5-small, whose model gives it 0.8 of the dense score): the default index
 /// keeps every tool's and skill's token states, one model run per task gives the vector and the
 /// task's token states together, each pick shows its late side, and a cache primed in a batch

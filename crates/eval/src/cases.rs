@@ -186,8 +186,8 @@ pub struct CasesReport {
     /// case, with 95% intervals; empty without a fitted index.
     pub fitted_gain: BTreeMap<String, Estimate>,
     /// Mode accuracy by the step that decided the mode (as deployed): `explicit`, `hint`,
-    /// `keyword`, `semantic`, `question` (the semantic step's question rule), `default`,
-    /// `chitchat`. Shows which step a catalog's mode errors come from.
+    /// `keyword`, `semantic`, `tools` (the best tools' votes, against an unsure look at the
+    /// examples), `question` (the semantic step's question rule), `default`, `chitchat`. Shows which step a catalog's mode errors come from.
     pub mode_steps: BTreeMap<String, ModeStep>,
     /// Off-topic tasks given no tool, when a file of them was given.
     pub off_topic: Option<OffTopicReport>,
@@ -212,7 +212,9 @@ pub struct ModeStep {
 /// The step that decided a decision's mode (see [`CasesReport::mode_steps`]).
 pub fn deciding_step(d: &Decision) -> String {
     let question = d.semantic_mode.as_ref().is_some_and(|s| s.question.is_some());
+    let by_tools = d.semantic_mode.as_ref().is_some_and(|s| s.by_tools);
     match d.mode_source {
+        ModeSource::Semantic if by_tools => "tools".into(),
         ModeSource::Semantic if question => "question".into(),
         other => serde_json::to_value(other)
             .ok()

@@ -33,7 +33,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use switchyard_embed::Embedder;
 use switchyard_format::{Index, IndexWriter, OpenOptions};
-use switchyard_router::{Decision, ModeSource, RouteOptions, Router, RouterBuilder, Scratch};
+use switchyard_router::{
+    Decision, ModeSource, RouteOptions, Router, RouterBuilder, Scratch, TOOLS_DECIDE_SHARE,
+};
 
 /// Weights tried (the build-time grid).
 const WEIGHTS: [f32; 8] = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7];
@@ -289,19 +291,32 @@ impl Fitter<'_> {
         let open =
             FitParams { lexical_weight, gate_z, mode_margin: Some(0.0), late_share, ..*start };
         let decisions = self.decide(&self.router(&open)?, cases)?;
-        // Lead, guess right, default right, guess taken anyway (the best tools agree).
-        let mut seen: Vec<(f32, bool, bool, bool)> = Vec::new();
+        // Lead, guess right, default right, guess taken anyway (the best tools agree), and
+        // whether the mode the best tools favour with nearly all their votes is right (under
+        // the margin they decide then; the question rule, which decides after them, is not
+        // modelled).
+        let mut seen: Vec<(f32, bool, bool, bool, Option<bool>)> = Vec::new();
         for (c, d) in cases.iter().zip(&decisions).filter(|(c, _)| !c.unrelated) {
             if let Some(s) = &d.semantic_mode
                 && matches!(d.mode_source, ModeSource::Semantic | ModeSource::Default)
             {
                 let agreed = s.tools_favour.as_ref().is_some_and(|e| e.mode == s.best);
-                seen.push((s.lead, s.best == c.row.mode, self.default_mode == c.row.mode, agreed));
+                let tools = s
+                    .tools_favour
+                    .as_ref()
+                    .filter(|e| e.share >= TOOLS_DECIDE_SHARE)
+                    .map(|e| e.mode == c.row.mode);
+                let (guess, default) = (s.best == c.row.mode, self.default_mode == c.row.mode);
+                seen.push((s.lead, guess, default, agreed, tools));
             }
         }
         let accuracy = |m: f32| {
             seen.iter()
-                .filter(|&&(lead, g, d, agreed)| if lead >= m || agreed { g } else { d })
+                .filter(
+                    |&&(lead, g, d, agreed, tools)| {
+                        if lead >= m || agreed { g } else { tools.unwrap_or(d) }
+                    },
+                )
                 .count()
         };
         let mut mode_margin = None;

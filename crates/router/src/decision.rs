@@ -69,7 +69,8 @@ pub enum ModeFilter {
 /// What the semantic mode fallback saw, whether or not it decided.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SemanticCheck {
-    /// The best mode by score.
+    /// The mode the step chose: the best by the examples' scores, or the one the best tools
+    /// or the question rule chose.
     pub best: String,
     /// Its score.
     pub score: f32,
@@ -81,9 +82,13 @@ pub struct SemanticCheck {
     /// out.
     pub tools_favour: Option<ToolEvidence>,
     /// Whether the guess was taken: its lead reached the margin, the best tools favour the
-    /// same mode (two independent signals agreeing), or the question rule chose it (see
-    /// [`QuestionRule`]).
+    /// same mode (two independent signals agreeing), the best tools chose it (`by_tools`), or
+    /// the question rule chose it (see [`QuestionRule`]).
     pub decided: bool,
+    /// Whether the best tools chose the mode against an unsure look at the examples: they
+    /// favour it with nearly all their votes (before the question rule), or with any lead
+    /// where otherwise the default mode would have decided. `best` is then their mode.
+    pub by_tools: bool,
     /// When the task asks a question and the semantic guess alone was unsure: what the modes'
     /// examples say about questions.
     #[serde(skip_serializing_if = "Option::is_none")]
