@@ -12,7 +12,8 @@ use std::sync::Arc;
 use switchyard_embed::HashEmbedder;
 use switchyard_eval::FitGroup;
 use switchyard_router::{
-    DropReason, ModeFilter, ModeSource, RouteOptions, RouterBuilder, SelectedBy,
+    CATCH_ALL_SHARE, DropReason, ModeFilter, ModeSource, RouteOptions, RouterBuilder, SelectedBy,
+    TOOLS_DECIDE_SHARE,
 };
 
 fn write(dir: &Path, file: &str, text: &str) {
@@ -626,7 +627,7 @@ modes = ["billing"]
 }
 
 #[test]
-fn tools_that_hold_nearly_all_the_votes_decide_an_unsure_mode_before_the_question_rule() {
+fn the_best_tools_decide_an_unsure_mode_with_nearly_all_their_votes_or_before_a_topic_default() {
     let dir = tempfile::tempdir().unwrap();
     let manifests = front_desk_catalog(dir.path());
     let path = build(&manifests, &HashEmbedder::new(384), dir.path(), "x.idx");
@@ -642,7 +643,7 @@ fn tools_that_hold_nearly_all_the_votes_decide_an_unsure_mode_before_the_questio
     let check = d.semantic_mode.clone().unwrap();
     let favour = check.tools_favour.clone().unwrap();
     assert_eq!(favour.mode, "front_desk");
-    assert!(favour.share >= switchyard_router::TOOLS_DECIDE_SHARE, "{favour:?}");
+    assert!(favour.share >= TOOLS_DECIDE_SHARE, "{favour:?}");
     assert_eq!((d.mode.as_str(), d.mode_source), ("front_desk", ModeSource::Semantic));
     assert!(check.by_tools && check.decided && check.question.is_none(), "{check:?}");
     assert_eq!(d.mode_filter, ModeFilter::Soft);
@@ -656,9 +657,42 @@ fn tools_that_hold_nearly_all_the_votes_decide_an_unsure_mode_before_the_questio
     let check = d.semantic_mode.unwrap();
     let favour = check.tools_favour.unwrap();
     assert_eq!(favour.mode, "front_desk");
-    assert!(favour.share < switchyard_router::TOOLS_DECIDE_SHARE, "{favour:?}");
+    assert!(favour.share < TOOLS_DECIDE_SHARE, "{favour:?}");
     assert_eq!(d.mode, "billing");
     assert!(!check.by_tools && check.question.is_some());
+    // A command the examples are unsure of, whose best tools lean to billing without holding
+    // nearly all their votes: the front desk offers half the tools, one topic among the
+    // others, so the tools decide rather than it.
+    assert!(router.index().meta().default_mode_tool_share().unwrap() < CATCH_ALL_SHARE);
+    let task = "book Lea in and refund her";
+    let d = router.route(task, &RouteOptions::default()).unwrap();
+    let check = d.semantic_mode.clone().unwrap();
+    let favour = check.tools_favour.clone().unwrap();
+    assert_eq!(favour.mode, "billing");
+    assert!(favour.share < TOOLS_DECIDE_SHARE, "{favour:?}");
+    assert_eq!((d.mode.as_str(), d.mode_source), ("billing", ModeSource::Semantic));
+    assert!(check.by_tools && check.question.is_none(), "{check:?}");
+    assert!(d.mode_detail.unwrap().contains("front_desk offers 50% of the tools"));
+
+    // Where the front desk offers most of the tools it is the catalog's catch-all: the same
+    // lean of the tools leaves the task to it.
+    let tools = std::fs::read_to_string(manifests.join("tools.toml")).unwrap();
+    let extra: String = ["print_badge", "lost_property", "parking_permit"]
+        .iter()
+        .map(|n| format!("\n[[tool]]\nname = \"{n}\"\nmodes = [\"front_desk\"]\n"))
+        .collect();
+    write(&manifests, "tools.toml", &format!("{tools}{extra}"));
+    let path = build(&manifests, &HashEmbedder::new(384), dir.path(), "catch_all.idx");
+    let router = RouterBuilder::new(&path)
+        .semantic_margin(Some(10.0))
+        .build(Arc::new(HashEmbedder::new(384)))
+        .unwrap();
+    assert!(router.index().meta().default_mode_tool_share().unwrap() >= CATCH_ALL_SHARE);
+    let d = router.route(task, &RouteOptions::default()).unwrap();
+    let favour = d.semantic_mode.clone().unwrap().tools_favour.unwrap();
+    assert_eq!(favour.mode, "billing");
+    assert!(favour.share < TOOLS_DECIDE_SHARE, "{favour:?}");
+    assert_eq!((d.mode.as_str(), d.mode_source), ("front_desk", ModeSource::Default));
 }
 
 /// Late interaction (e5-small, whose model gives it 0.8 of the dense score): the default index

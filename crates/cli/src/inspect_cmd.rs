@@ -32,7 +32,8 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
         "path": a.file, "format_version": h.version, "dim": h.dim, "file_len": h.file_len, "flags": h.flags,
         "model": m.model, "manifest_hash": m.manifest_hash, "sections": sections,
         "counts": {"tools": m.tools.len(), "skills": m.skills.len(), "modes": m.modes.len(), "injections": m.injections.len(), "benign": m.benign.len()},
-        "default_mode": m.default_mode, "thresholds": m.thresholds, "open_ms": open_ms,
+        "default_mode": m.default_mode, "default_mode_tool_share": m.default_mode_tool_share(),
+        "thresholds": m.thresholds, "open_ms": open_ms,
         "selection": index.selection().map(|sel| serde_json::json!({
             "builder_version": sel.builder_version,
             "tools": sel.tools, "skills": sel.skills, "mode": sel.mode,
@@ -260,6 +261,18 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
             }
             if let Some(q) = index.mode_questions() {
                 println!("{}", questions_line(m, q));
+            }
+            if let Some(share) = m.default_mode_tool_share() {
+                let role = if share < switchyard::router::CATCH_ALL_SHARE {
+                    "one topic among the others: an unsure task goes to the mode its best tools favour before it"
+                } else {
+                    "the catalog's catch-all: an unsure task the tools do not settle falls back to it"
+                };
+                println!(
+                    "default    {} offers {:.0}% of the tools, {role}",
+                    m.default_mode,
+                    100.0 * share
+                );
             }
         }
         None => {

@@ -34,7 +34,8 @@ use std::sync::Arc;
 use switchyard_embed::Embedder;
 use switchyard_format::{Index, IndexWriter, OpenOptions};
 use switchyard_router::{
-    Decision, ModeSource, RouteOptions, Router, RouterBuilder, Scratch, TOOLS_DECIDE_SHARE,
+    CATCH_ALL_SHARE, Decision, ModeSource, RouteOptions, Router, RouterBuilder, Scratch,
+    TOOLS_DECIDE_SHARE,
 };
 
 /// Weights tried (the build-time grid).
@@ -165,6 +166,9 @@ struct Fitter<'a> {
     path: &'a std::path::Path,
     embedder: Arc<dyn Embedder>,
     default_mode: String,
+    /// Whether the default mode offers under `CATCH_ALL_SHARE` of the tools, so that the best
+    /// tools' mode decides an unsure task before it, by any lead.
+    topic_default: bool,
     embedded: &'a embedding::TaskEmbeddings,
 }
 
@@ -292,9 +296,9 @@ impl Fitter<'_> {
             FitParams { lexical_weight, gate_z, mode_margin: Some(0.0), late_share, ..*start };
         let decisions = self.decide(&self.router(&open)?, cases)?;
         // Lead, guess right, default right, guess taken anyway (the best tools agree), and
-        // whether the mode the best tools favour with nearly all their votes is right (under
-        // the margin they decide then; the question rule, which decides after them, is not
-        // modelled).
+        // whether the mode the best tools favour is right where they decide under the margin:
+        // with nearly all their votes, or with any lead when the default mode is a topic of its
+        // own (the question rule, which decides between the two, is not modelled).
         let mut seen: Vec<(f32, bool, bool, bool, Option<bool>)> = Vec::new();
         for (c, d) in cases.iter().zip(&decisions).filter(|(c, _)| !c.unrelated) {
             if let Some(s) = &d.semantic_mode
@@ -304,7 +308,7 @@ impl Fitter<'_> {
                 let tools = s
                     .tools_favour
                     .as_ref()
-                    .filter(|e| e.share >= TOOLS_DECIDE_SHARE)
+                    .filter(|e| e.share >= TOOLS_DECIDE_SHARE || self.topic_default)
                     .map(|e| e.mode == c.row.mode);
                 let (guess, default) = (s.best == c.row.mode, self.default_mode == c.row.mode);
                 seen.push((s.lead, guess, default, agreed, tools));
@@ -425,6 +429,10 @@ pub fn fit(
         path: &cfg.index,
         embedder: Arc::clone(&embedder),
         default_mode: index.meta().default_mode.clone(),
+        topic_default: index
+            .meta()
+            .default_mode_tool_share()
+            .is_some_and(|share| share < CATCH_ALL_SHARE),
         embedded: &embedded,
     };
     let before = FitParams {

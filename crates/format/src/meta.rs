@@ -262,6 +262,23 @@ impl IndexMeta {
         });
         enough_examples && tools_carry_modes
     }
+
+    /// The share of the catalog's tools offered in the default mode (a tool that declares no
+    /// modes, or `any`, is offered in every mode); `None` without tools or without a default
+    /// mode among the modes.
+    pub fn default_mode_tool_share(&self) -> Option<f32> {
+        if self.tools.is_empty() || !self.modes.iter().any(|m| m.name == self.default_mode) {
+            return None;
+        }
+        let offered = self
+            .tools
+            .iter()
+            .filter(|t| {
+                t.modes.is_empty() || t.modes.iter().any(|m| m == "any" || *m == self.default_mode)
+            })
+            .count();
+        Some(offered as f32 / self.tools.len() as f32)
+    }
 }
 
 /// Everything the selection step needs beyond the matrices (the `selection` section).

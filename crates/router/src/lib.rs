@@ -34,7 +34,7 @@ pub use crate::decision::{
     SelectedBy, SemanticCheck, Signals, Timings, ToolEvidence,
 };
 pub use crate::error::{Result, RouteError};
-pub use crate::mode::TOOLS_DECIDE_SHARE;
+pub use crate::mode::{CATCH_ALL_SHARE, TOOLS_DECIDE_SHARE};
 pub use crate::router::{RouteOptions, Router, Scratch};
 pub use crate::screen::{
     PieceRef, PieceVerdict, SCREEN_RULES_VERSION, ScreenEntry, ScreenReport, Verdict,

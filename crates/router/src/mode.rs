@@ -16,6 +16,10 @@
 //! `mode_questions` section), the best of those modes decides. The catalog's own phrasing says
 //! where questions go; a catalog whose examples ask no questions, or whose default mode's do,
 //! is left as it was.
+//!
+//! Last, before the default mode: when the default mode offers under [`CATCH_ALL_SHARE`] of the
+//! catalog's tools, it is one topic among the others rather than where unsure tasks belong, and
+//! the mode the best tools favour, by any lead, decides.
 
 use crate::decision::{QuestionRule, SemanticCheck, ToolEvidence};
 use crate::kernels;
@@ -40,11 +44,22 @@ const VOTE_LEAD: f32 = 1.01;
 /// tasks from 0.9 of the votes up, and the question rule or the default mode was right more
 /// often than the tools in every band below it.
 pub const TOOLS_DECIDE_SHARE: f32 = 0.9;
+/// The share of a catalog's tools its default mode must offer to be the catalog's catch-all:
+/// the mode an unsure task falls back to. A default mode that offers fewer is one topic among
+/// the others (a clinic's front desk, a garage's workshop), and an unsure task goes to the mode
+/// its best tools favour, by any lead, before it. Measured on the development catalogs
+/// (`benches/RESULTS.md`, session 48): the default modes that offer 90% and 76% of their
+/// catalogs' tools were right where the tools were not, those that offer 61% and 53% wrong
+/// where the tools were right.
+pub const CATCH_ALL_SHARE: f32 = 2.0 / 3.0;
 
 /// The semantic step's look at the modes: the best mode, and whether it may decide.
 pub(crate) struct SemanticMode {
     pub mode: usize,
     pub check: SemanticCheck,
+    /// The share of the tools the default mode offers, when it is under [`CATCH_ALL_SHARE`]
+    /// and the tools decided because of it.
+    pub topic_default: Option<(String, f32)>,
 }
 
 impl SemanticMode {
@@ -66,13 +81,23 @@ impl SemanticMode {
             (_, Some(m)) if c.lead >= m => {
                 format!("score {:.3}, lead {:.3} >= margin {m:.3}", c.score, c.lead)
             }
-            (Some(e), _) if c.by_tools => format!(
-                "score {:.3}; the examples' lead {:.3} is unsure, and the best tools ({}) favour this mode with {:.0}% of their votes: they decide",
-                c.score,
-                c.lead,
-                e.voters.join(", "),
-                100.0 * e.share
-            ),
+            (Some(e), _) if c.by_tools => match &self.topic_default {
+                Some((default, share)) => format!(
+                    "score {:.3}; the examples' lead {:.3} is unsure, the best tools ({}) favour this mode ({:.0}% of their votes), and the default mode {default} offers {:.0}% of the tools, one topic among the others: the tools decide",
+                    c.score,
+                    c.lead,
+                    e.voters.join(", "),
+                    100.0 * e.share,
+                    100.0 * share
+                ),
+                None => format!(
+                    "score {:.3}; the examples' lead {:.3} is unsure, and the best tools ({}) favour this mode with {:.0}% of their votes: they decide",
+                    c.score,
+                    c.lead,
+                    e.voters.join(", "),
+                    100.0 * e.share
+                ),
+            },
             (Some(e), _) => format!(
                 "score {:.3}, lead {:.3}; the best tools ({}) favour the same mode ({:.0}% of their votes)",
                 c.score,
@@ -121,7 +146,14 @@ impl Router {
         // own as well (the tools' gate opened, so the task is about the catalog).
         let tools_decide =
             tools_favour.as_ref().filter(|(_, e)| e.share >= TOOLS_DECIDE_SHARE).map(|(m, _)| *m);
-        if below_min && rule.is_none() && tools_decide.is_none() {
+        // A default mode that offers few of the tools is a topic like the others: whichever mode
+        // the best tools favour decides before it.
+        let topic_default = self
+            .default_tool_share
+            .filter(|&share| share < CATCH_ALL_SHARE)
+            .map(|share| (meta.default_mode.clone(), share));
+        let tools_before_default = tools_favour.as_ref().filter(|_| topic_default.is_some());
+        if below_min && rule.is_none() && tools_decide.is_none() && tools_before_default.is_none() {
             return None;
         }
         // (An index with a selection section and no margin still reports what it saw.)
@@ -171,6 +203,10 @@ impl Router {
             }
             debug_assert!(!rule.modes.is_empty());
         }
+        let mut decided_for_topic = false;
+        if !decided && let Some((m, _)) = tools_before_default {
+            (chosen, decided, by_tools, decided_for_topic) = (*m, true, true, true);
+        }
         let check = SemanticCheck {
             best: meta.modes[chosen].name.clone(),
             score: best[chosen],
@@ -181,7 +217,8 @@ impl Router {
             by_tools,
             question: rule.map(|(r, _)| r),
         };
-        Some(SemanticMode { mode: chosen, check })
+        let topic_default = topic_default.filter(|_| decided_for_topic);
+        Some(SemanticMode { mode: chosen, check, topic_default })
     }
 
     /// The question rule's view of the catalog, when it applies: the modes whose examples ask

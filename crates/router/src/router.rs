@@ -120,6 +120,11 @@ pub struct Router {
     /// Whether the catalog lets the task's best tools confirm a semantic mode guess
     /// ([`switchyard_format::IndexMeta::supports_tool_agreement`]).
     pub(crate) tool_agreement: bool,
+    /// The share of the catalog's tools its default mode offers
+    /// ([`switchyard_format::IndexMeta::default_mode_tool_share`]): under
+    /// [`crate::mode::CATCH_ALL_SHARE`] the default mode is one topic among the others, and the
+    /// best tools' mode decides an unsure task before it.
+    pub(crate) default_tool_share: Option<f32>,
     /// The query adapter the index's tools and skills rows were mapped with.
     adapter: Option<switchyard_adapter::Adapter>,
     cache: Option<Mutex<LruCache<String, Embedded>>>,
@@ -208,6 +213,7 @@ impl Router {
             }
         }
         let tool_agreement = meta.supports_tool_agreement();
+        let default_tool_share = meta.default_mode_tool_share();
         let thinking_rules = crate::think::ThinkingRules::new(index.thinking());
         let cache = NonZeroUsize::new(config.cache_size).map(|n| Mutex::new(LruCache::new(n)));
         let adapter = index.adapter().map(|a| switchyard_adapter::Adapter {
@@ -228,6 +234,7 @@ impl Router {
             mode_row_owner,
             thinking_rules,
             tool_agreement,
+            default_tool_share,
             adapter,
             cache,
             triage: std::sync::OnceLock::new(),
