@@ -154,6 +154,11 @@ fn fit_lowers_the_off_topic_margin_when_unrelated_tasks_stay_open_and_keeps_real
     let (default, fitted) = (report.off_topic.unwrap(), report.fitted_off_topic.unwrap());
     assert_eq!(default.all.given_no_tools, given_none(&before));
     assert_eq!(fitted.all.given_no_tools, given_none(&after));
+    // Each task that got tools is listed with them, in file order.
+    for o in [&default, &fitted] {
+        assert_eq!(o.given_tools.len(), o.all.tasks - o.all.given_no_tools);
+        assert!(o.given_tools.iter().all(|m| !m.tools.is_empty() && !m.task.is_empty()));
+    }
 
     // A fitted index of another catalog (one description changed) is refused.
     let other = tempfile::tempdir().unwrap();

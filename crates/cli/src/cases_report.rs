@@ -101,6 +101,9 @@ pub(crate) fn print_cases_report(report: &CasesReport) {
             o.all.tasks,
             langs.join(", ")
         );
+        for m in &o.given_tools {
+            println!("  given tools [{}] {:?}: {}", m.lang, m.task, m.tools.join(", "));
+        }
     }
     for m in &report.misses {
         println!(

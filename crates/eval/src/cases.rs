@@ -81,6 +81,19 @@ pub struct OffTopicReport {
     pub all: OffTopicTally,
     /// Per language.
     pub per_lang: BTreeMap<String, OffTopicTally>,
+    /// The tasks that got a tool by score, with the tools they got, in file order.
+    pub given_tools: Vec<OffTopicMiss>,
+}
+
+/// An off-topic task that got tools.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OffTopicMiss {
+    /// The task.
+    pub task: String,
+    /// Its language.
+    pub lang: String,
+    /// The tools it got by score, best first.
+    pub tools: Vec<String>,
 }
 
 /// Sums over a group of cases.
@@ -469,10 +482,22 @@ fn route_off_topic(
     let mut report = OffTopicReport::default();
     for row in rows {
         let d = router.route_with(&row.task, &RouteOptions::default(), scratch)?;
-        let none = given_no_tools(&d) as usize;
+        let none = given_no_tools(&d);
         for t in [&mut report.all, report.per_lang.entry(row.lang.clone()).or_default()] {
             t.tasks += 1;
-            t.given_no_tools += none;
+            t.given_no_tools += none as usize;
+        }
+        if !none {
+            report.given_tools.push(OffTopicMiss {
+                task: row.task.clone(),
+                lang: row.lang.clone(),
+                tools: d
+                    .tools
+                    .iter()
+                    .filter(|t| t.by != SelectedBy::Base)
+                    .map(|t| t.name.clone())
+                    .collect(),
+            });
         }
     }
     Ok(report)

@@ -18,8 +18,8 @@ pub use crate::analysis::{Agreement, AnalysisCase, AnalysisMiss, AnalysisReport,
 pub use crate::bm25::Bm25;
 pub use crate::cache::CachedIndex;
 pub use crate::cases::{
-    CaseRow, CasesEval, CasesReport, ModeStep, OffTopicReport, OffTopicRow, OffTopicTally,
-    deciding_step, eval_cases,
+    CaseRow, CasesEval, CasesReport, ModeStep, OffTopicMiss, OffTopicReport, OffTopicRow,
+    OffTopicTally, deciding_step, eval_cases,
 };
 pub use crate::error::{EvalError, Result};
 pub use crate::fit::{FitConfig, FitMetrics, FitParams, FitReport, fit};
