@@ -8,11 +8,14 @@ mod common;
 use common::*;
 use std::path::PathBuf;
 use std::sync::Arc;
-use switchyard_router::{DropReason, RouteOptions, RouterBuilder, SelectedBy};
+use switchyard_router::{
+    DropReason, FOREIGN_MARGIN_SHARE, RouteOptions, RouterBuilder, SelectedBy,
+};
 
 /// The off-topic check (e5-small): a task nearer to a general topic (jokes, trivia, recipes)
-/// than to any tool or skill card gets none, in five languages, while every one of the
-/// development catalog's 60 tasks keeps its tools. MiniLM, which reads non-English tasks as
+/// than to any tool or skill card gets none, in five languages (a task in another language
+/// than the catalog by half the margin), while every one of the development catalog's 60 tasks
+/// keeps its tools. MiniLM, which reads non-English tasks as
 /// off-topic, has no such check.
 #[test]
 fn a_task_nearer_to_a_general_topic_than_to_any_card_gets_no_tool() {
@@ -40,6 +43,17 @@ fn a_task_nearer_to_a_general_topic_than_to_any_card_gets_no_tool() {
         assert!(!d.tool_gate.unwrap().open, "{task}");
         assert!(d.dropped.iter().any(|x| x.reason == DropReason::OffTopic), "{task}");
     }
+    // A task in another language than the catalog clears half the index's margin; one in the
+    // catalog's language the whole of it.
+    let margin = |task: &str| {
+        let d = router.route(task, &RouteOptions::default()).unwrap();
+        (d.off_topic.unwrap().margin, d.language.is_some_and(|l| l.strength > 0.0))
+    };
+    let (english, moved) = margin(off_topic[0]);
+    assert!(!moved);
+    let (portuguese, moved) = margin(off_topic[3]);
+    assert!(moved);
+    assert!((portuguese - english * FOREIGN_MARGIN_SHARE).abs() < 1e-6, "{portuguese} {english}");
     let tasks = std::fs::read_to_string(catalog.join("tasks.jsonl")).unwrap();
     for line in tasks.lines() {
         let task = serde_json::from_str::<serde_json::Value>(line).unwrap()["task"]

@@ -152,7 +152,9 @@ pub struct OffTopicCheck {
     pub topic_score: f32,
     /// The task's best cosine to any tools or skills row.
     pub best_item_score: f32,
-    /// How far the topic must lead for the check to close selection.
+    /// How far the topic must lead for the check to close selection: the index's margin, or
+    /// [`crate::FOREIGN_MARGIN_SHARE`] of it for a task in another language than the catalog
+    /// (see [`Decision::language`]).
     pub margin: f32,
 }
 

@@ -35,6 +35,7 @@ pub use crate::decision::{
 };
 pub use crate::error::{Result, RouteError};
 pub use crate::mode::{CATCH_ALL_SHARE, TOOLS_DECIDE_SHARE};
+pub use crate::off_topic::FOREIGN_MARGIN_SHARE;
 pub use crate::router::{RouteOptions, Router, Scratch};
 pub use crate::screen::{
     PieceRef, PieceVerdict, SCREEN_RULES_VERSION, ScreenEntry, ScreenReport, Verdict,

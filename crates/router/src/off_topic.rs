@@ -3,7 +3,8 @@
 //! margin come from the index's `off_topic` section (see the builder's `off_topic` module).
 //!
 //! The check reads raw cosines (before the query shift) of the task against the topics' cards
-//! and the items' cards, all embedded as documents, so both are on one scale. An item's
+//! and the items' cards, all embedded as documents, so both are on one scale. A task in another
+//! language than the catalog clears a smaller margin ([`FOREIGN_MARGIN_SHARE`]). An item's
 //! examples are left out: they are embedded as requests, and two requests stand nearer each
 //! other than a request and a card whatever they ask (with them, 2 of 20 off-topic tasks were
 //! closed on the default catalog instead of 11).
@@ -12,6 +13,15 @@ use crate::decision::OffTopicCheck;
 use crate::kernels;
 use crate::router::{Router, Scratch};
 use switchyard_format::{SectionKind, dot};
+
+/// The share of the off-topic margin a task in another language than the catalog must clear.
+/// A multilingual model scores a task against cards in another language on a compressed scale:
+/// "raconte-moi une blague" is nearer to the jokes card than to any card of a clinic's catalog by
+/// 0.008, "tell me a joke about cats" by 0.038, against e5-small's margin of 0.02. Measured in
+/// session 48 (`benches/RESULTS.md`): on the development catalogs half the margin gave 11 more of
+/// 70 unrelated tasks no tool and closed one real task of 430, already a miss; a quarter or none
+/// gained little more and closed more real tasks.
+pub const FOREIGN_MARGIN_SHARE: f32 = 0.5;
 
 impl Router {
     /// Whether routes in the model's space run the check: the index has an `off_topic`
@@ -24,10 +34,13 @@ impl Router {
     /// The check for a task's model embedding. The tools must have just been scored by
     /// [`Router::score_hybrid`], which leaves their best card in `scratch.best_card` (a large
     /// catalog's rows are read once per route); the skills, a few rows, are scored here.
-    /// `None` when the check does not apply or the catalog has no tools or skills.
+    /// `foreign`: the task is in another language than the catalog (the language check moved
+    /// it), so the margin is [`FOREIGN_MARGIN_SHARE`] of the index's. `None` when the check
+    /// does not apply or the catalog has no tools or skills.
     pub(crate) fn off_topic_check(
         &self,
         embedding: &[f32],
+        foreign: bool,
         scratch: &mut Scratch,
     ) -> Option<OffTopicCheck> {
         let off = self.index.off_topic().filter(|_| self.off_topic_applies())?;
@@ -49,7 +62,10 @@ impl Router {
         if !item_score.is_finite() {
             return None;
         }
-        let margin = self.config.off_topic_margin.unwrap_or(off.margin);
+        let mut margin = self.config.off_topic_margin.unwrap_or(off.margin);
+        if foreign {
+            margin *= FOREIGN_MARGIN_SHARE;
+        }
         Some(OffTopicCheck {
             closed: topic_score - item_score >= margin,
             topic: off.names[topic].clone(),

@@ -417,7 +417,8 @@ impl Router {
             (Space::Model, Some(e), Some(iv)) if self.off_topic_applies() => {
                 tools_prescored =
                     self.score_hybrid(&self.tools, iv, space, &terms, scratch).is_some();
-                tools_prescored.then(|| self.off_topic_check(e, scratch)).flatten()
+                let foreign = language.as_ref().is_some_and(|l| l.strength > 0.0);
+                tools_prescored.then(|| self.off_topic_check(e, foreign, scratch)).flatten()
             }
             _ => None,
         };
