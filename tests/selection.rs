@@ -465,11 +465,8 @@ fn what_every_request_scores_against_a_row_does_not_count_for_the_task() {
 /// A shop catalog whose lookup mode is written in questions and whose other modes, the declared
 /// default among them, in commands; its tools carry no mode, so they favour none.
 fn shop_catalog(dir: &Path) -> PathBuf {
-    let m = dir.join("shop");
-    std::fs::create_dir_all(&m).unwrap();
-    write(
-        &m,
-        "modes.toml",
+    small_catalog(
+        &dir.join("shop"),
         r#"
 [[mode]]
 name = "fulfil"
@@ -487,10 +484,6 @@ name = "support"
 description = "Deal with customers."
 examples = ["refund the broken vase", "tell the buyer it will be two more days", "send her another lamp"]
 "#,
-    );
-    write(
-        &m,
-        "tools.toml",
         r#"
 [[tool]]
 name = "find_order"
@@ -507,8 +500,24 @@ name = "issue_refund"
 description = "Refund a customer's payment."
 modes = ["any"]
 "#,
-    );
-    m
+    )
+}
+
+/// A catalog folder holding these modes and tools.
+fn small_catalog(folder: &Path, modes: &str, tools: &str) -> PathBuf {
+    std::fs::create_dir_all(folder).unwrap();
+    write(folder, "modes.toml", modes);
+    write(folder, "tools.toml", tools);
+    folder.to_path_buf()
+}
+
+/// A router whose semantic guess never decides by the examples' lead alone (a margin no lead
+/// reaches), so what decides an unsure task can be seen.
+fn unsure_router(path: &Path) -> switchyard_router::Router {
+    RouterBuilder::new(path)
+        .semantic_margin(Some(10.0))
+        .build(Arc::new(HashEmbedder::new(384)))
+        .unwrap()
 }
 
 #[test]
@@ -568,11 +577,8 @@ fn an_unsure_guess_of_a_question_goes_to_the_modes_whose_examples_ask_questions(
         ),
     );
     let path = build(&manifests, &HashEmbedder::new(384), dir.path(), "asks.idx");
-    let router = RouterBuilder::new(&path)
-        .semantic_margin(Some(10.0))
-        .build(Arc::new(HashEmbedder::new(384)))
-        .unwrap();
-    let d = router.route("did order 7702 go out already?", &RouteOptions::default()).unwrap();
+    let d = unsure_router(&path).route("did order 7702 go out already?", &RouteOptions::default());
+    let d = d.unwrap();
     assert_eq!((d.mode.as_str(), d.mode_source), ("fulfil", ModeSource::Default));
     assert_eq!(d.semantic_mode.unwrap().question, None);
 }
@@ -580,11 +586,8 @@ fn an_unsure_guess_of_a_question_goes_to_the_modes_whose_examples_ask_questions(
 /// A front desk whose default mode is written in commands and whose billing mode in questions,
 /// and whose tools each belong to one mode.
 fn front_desk_catalog(dir: &Path) -> PathBuf {
-    let m = dir.join("front_desk");
-    std::fs::create_dir_all(&m).unwrap();
-    write(
-        &m,
-        "modes.toml",
+    small_catalog(
+        &dir.join("front_desk"),
         r#"
 [[mode]]
 name = "front_desk"
@@ -597,10 +600,6 @@ name = "billing"
 description = "Payments and prices."
 examples = ["who is still sitting on an unpaid bill?", "how much does a check-up cost?", "did Mr Sato pay?"]
 "#,
-    );
-    write(
-        &m,
-        "tools.toml",
         r#"
 [[tool]]
 name = "waiting_room_status"
@@ -622,8 +621,7 @@ name = "issue_refund"
 description = "Refund a payment to a patient."
 modes = ["billing"]
 "#,
-    );
-    m
+    )
 }
 
 #[test]
@@ -631,11 +629,7 @@ fn the_best_tools_decide_an_unsure_mode_with_nearly_all_their_votes_or_before_a_
     let dir = tempfile::tempdir().unwrap();
     let manifests = front_desk_catalog(dir.path());
     let path = build(&manifests, &HashEmbedder::new(384), dir.path(), "x.idx");
-    // A margin no lead reaches: the examples' scores alone never decide here.
-    let router = RouterBuilder::new(&path)
-        .semantic_margin(Some(10.0))
-        .build(Arc::new(HashEmbedder::new(384)))
-        .unwrap();
+    let router = unsure_router(&path);
     // The task reads like billing's first example, but every one of its best tools is the
     // front desk's: the tools decide, and the decision says so.
     let d = router.route("who is still sitting in the waiting room?", &RouteOptions::default());
@@ -683,10 +677,7 @@ fn the_best_tools_decide_an_unsure_mode_with_nearly_all_their_votes_or_before_a_
         .collect();
     write(&manifests, "tools.toml", &format!("{tools}{extra}"));
     let path = build(&manifests, &HashEmbedder::new(384), dir.path(), "catch_all.idx");
-    let router = RouterBuilder::new(&path)
-        .semantic_margin(Some(10.0))
-        .build(Arc::new(HashEmbedder::new(384)))
-        .unwrap();
+    let router = unsure_router(&path);
     assert!(router.index().meta().default_mode_tool_share().unwrap() >= CATCH_ALL_SHARE);
     let d = router.route(task, &RouteOptions::default()).unwrap();
     let favour = d.semantic_mode.clone().unwrap().tools_favour.unwrap();
