@@ -25,6 +25,11 @@ pub fn default_catalog() -> PathBuf {
     root().join("manifests")
 }
 
+/// Writes a manifest file into a catalog folder.
+pub fn write(dir: &Path, file: &str, text: &str) {
+    std::fs::write(dir.join(file), text).unwrap();
+}
+
 /// Loads a real model, or skips (returns None) with a message; with
 /// `SWITCHYARD_REQUIRE_MODELS=1` (CI) a missing model fails instead.
 pub fn model_or_skip(name: &str) -> Option<Arc<dyn Embedder>> {
