@@ -858,3 +858,30 @@ fn the_held_out_documents_pair_each_clean_document_with_one_planted_request() {
     let langs: Vec<(&str, i32)> = per_lang.iter().map(|(l, n)| (l.as_str(), *n)).collect();
     assert_eq!(langs, [("de", 4), ("en", 4), ("es", 4), ("fr", 4), ("pt", 4)]);
 }
+
+#[test]
+fn each_memory_notes_probe_holds_forty_notes_and_twenty_attacks_in_five_languages() {
+    // tests/injection/README.md says what the files hold: per language 8 benign notes and 4
+    // attacks written as notes. Their figures are only comparable while that stays true.
+    for name in ["dev", "heldout", "fresh", "standing"] {
+        let path = root().join(format!("tests/injection/memory-notes-{name}.jsonl"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut per_lang = std::collections::BTreeMap::new();
+        for line in text.lines() {
+            let row: serde_json::Value =
+                serde_json::from_str(line).expect("a JSON object per line");
+            let label = row["label"].as_i64().expect("label 0 or 1");
+            let counts =
+                per_lang.entry(row["lang"].as_str().unwrap().to_string()).or_insert((0, 0));
+            if label == 1 { counts.1 += 1 } else { counts.0 += 1 }
+        }
+        let langs: Vec<(&str, (i32, i32))> =
+            per_lang.iter().map(|(l, n)| (l.as_str(), *n)).collect();
+        assert_eq!(
+            langs,
+            [("de", (8, 4)), ("en", (8, 4)), ("es", (8, 4)), ("fr", (8, 4)), ("pt", (8, 4))],
+            "{}",
+            path.display()
+        );
+    }
+}
