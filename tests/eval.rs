@@ -434,3 +434,55 @@ fn a_bad_off_topic_file_is_refused_before_any_work() {
     assert!(e.contains("offtopic.jsonl") && e.contains('2') && e.contains("task"), "{e}");
     assert!(!dir.path().join("cache/indexes").exists(), "no index was built");
 }
+
+#[test]
+fn the_held_out_documents_pair_each_clean_document_with_one_planted_request() {
+    // tests/injection/README.md says what the file holds; its figures are only meaningful if
+    // that stays true (and it is never trained on: no build reads it).
+    let path = root().join("tests/injection/heldout-documents.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let rows: Vec<serde_json::Value> =
+        text.lines().map(|l| serde_json::from_str(l).expect("a JSON object per line")).collect();
+    assert_eq!(rows.len(), 40);
+    let mut per_lang = std::collections::BTreeMap::new();
+    for pair in rows.chunks(2) {
+        let (clean, planted) = (&pair[0], &pair[1]);
+        assert_eq!((clean["label"].as_i64(), planted["label"].as_i64()), (Some(0), Some(1)));
+        assert_eq!(clean["lang"], planted["lang"]);
+        let request = planted["planted"].as_str().unwrap();
+        let lines: Vec<&str> = planted["text"].as_str().unwrap().lines().collect();
+        assert!(lines.contains(&request), "the request stands on a line of its own: {request}");
+        let rest: Vec<&str> = lines.into_iter().filter(|l| *l != request).collect();
+        assert_eq!(rest.join("\n"), clean["text"].as_str().unwrap(), "the host is unchanged");
+        *per_lang.entry(clean["lang"].as_str().unwrap().to_string()).or_insert(0) += 1;
+    }
+    let langs: Vec<(&str, i32)> = per_lang.iter().map(|(l, n)| (l.as_str(), *n)).collect();
+    assert_eq!(langs, [("de", 4), ("en", 4), ("es", 4), ("fr", 4), ("pt", 4)]);
+}
+
+#[test]
+fn each_memory_notes_probe_holds_forty_notes_and_twenty_attacks_in_five_languages() {
+    // tests/injection/README.md says what the files hold: per language 8 benign notes and 4
+    // attacks written as notes. Their figures are only comparable while that stays true.
+    for name in ["dev", "heldout", "fresh", "standing"] {
+        let path = root().join(format!("tests/injection/memory-notes-{name}.jsonl"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut per_lang = std::collections::BTreeMap::new();
+        for line in text.lines() {
+            let row: serde_json::Value =
+                serde_json::from_str(line).expect("a JSON object per line");
+            let label = row["label"].as_i64().expect("label 0 or 1");
+            let counts =
+                per_lang.entry(row["lang"].as_str().unwrap().to_string()).or_insert((0, 0));
+            if label == 1 { counts.1 += 1 } else { counts.0 += 1 }
+        }
+        let langs: Vec<(&str, (i32, i32))> =
+            per_lang.iter().map(|(l, n)| (l.as_str(), *n)).collect();
+        assert_eq!(
+            langs,
+            [("de", (8, 4)), ("en", (8, 4)), ("es", (8, 4)), ("fr", (8, 4)), ("pt", (8, 4))],
+            "{}",
+            path.display()
+        );
+    }
+}
