@@ -191,7 +191,7 @@ fn the_best_tools_decide_an_unsure_mode_with_nearly_all_their_votes_or_before_a_
     assert!(favour.share >= TOOLS_DECIDE_SHARE, "{favour:?}");
     assert_eq!((d.mode.as_str(), d.mode_source), ("front_desk", ModeSource::Semantic));
     assert!(check.by_tools && check.decided && check.question.is_none(), "{check:?}");
-    assert_eq!(d.mode_filter, ModeFilter::Soft);
+    assert_eq!(d.mode_filter, ModeFilter::SkillsOnly);
     assert!(d.mode_detail.unwrap().contains("they decide"));
     assert_eq!(d.tools[0].name, "waiting_room_status");
 
@@ -217,7 +217,7 @@ fn the_best_tools_decide_an_unsure_mode_with_nearly_all_their_votes_or_before_a_
     assert!(favour.share < TOOLS_DECIDE_SHARE, "{favour:?}");
     assert_eq!((d.mode.as_str(), d.mode_source), ("billing", ModeSource::Semantic));
     assert!(check.by_tools && check.question.is_none(), "{check:?}");
-    assert!(d.mode_detail.unwrap().contains("front_desk offers 50% of the tools"));
+    assert!(d.mode_detail.clone().unwrap().contains("front_desk offers 50% of the tools"));
 
     // Where the front desk offers most of the tools it is the catalog's catch-all: the same
     // lean of the tools leaves the task to it.
@@ -235,4 +235,39 @@ fn the_best_tools_decide_an_unsure_mode_with_nearly_all_their_votes_or_before_a_
     assert_eq!(favour.mode, "billing");
     assert!(favour.share < TOOLS_DECIDE_SHARE, "{favour:?}");
     assert_eq!((d.mode.as_str(), d.mode_source), ("front_desk", ModeSource::Default));
+}
+
+#[test]
+fn a_mode_the_tools_chose_leaves_the_tools_in_their_own_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifests = front_desk_catalog(dir.path());
+    let tools = std::fs::read_to_string(manifests.join("tools.toml")).unwrap();
+    let extra = r#"
+[[tool]]
+name = "refund_note"
+description = "Leave a note for the front desk team."
+modes = ["front_desk"]
+
+[[tool]]
+name = "payment_history"
+description = "Past payments of a patient, and their refunds."
+modes = ["billing"]
+"#;
+    write(&manifests, "tools.toml", &format!("{tools}{extra}"));
+    let path = build(&manifests, &HashEmbedder::new(384), dir.path(), "x.idx");
+    let router = unsure_router(&path);
+    let d = router.route("refund the payment", &RouteOptions::default()).unwrap();
+    // Billing's tools hold nearly all the votes, so they choose billing...
+    assert_eq!((d.mode.as_str(), d.mode_source), ("billing", ModeSource::Semantic));
+    assert!(d.semantic_mode.as_ref().unwrap().by_tools);
+    assert_eq!(d.mode_filter, ModeFilter::SkillsOnly);
+    assert!(d.mode_detail.unwrap().contains("keep their own order"));
+    // ...and the front desk's note, second by its own score, stays second: billing's
+    // history trails it by less than the penalty that would have put it first.
+    let names: Vec<&str> = d.tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names[..3], ["issue_refund", "refund_note", "payment_history"], "{names:?}");
+    let fused = |i: usize| d.tools[i].signals.unwrap().fused;
+    assert!(d.tools[1].signals.unwrap().outside_mode);
+    let penalty = router.index().selection().unwrap().out_of_mode_penalty;
+    assert!(fused(1) > fused(2) && fused(1) - fused(2) < penalty, "{:?}", d.tools);
 }

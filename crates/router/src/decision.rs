@@ -64,6 +64,9 @@ pub enum ModeFilter {
     /// A weak signal (semantic guess, default) decided: items outside the mode rank after the
     /// mode's items by a penalty, and are kept when they win by more than it.
     Soft,
+    /// The task's best tools chose the mode by their votes (`SemanticCheck::by_tools`): it
+    /// orders the skills as `Soft` does, and the tools keep their own order, which chose it.
+    SkillsOnly,
 }
 
 /// What the semantic mode fallback saw, whether or not it decided.

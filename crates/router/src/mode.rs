@@ -21,7 +21,7 @@
 //! catalog's tools, it is one topic among the others rather than where unsure tasks belong, and
 //! the mode the best tools favour, by any lead, decides.
 
-use crate::decision::{QuestionRule, SemanticCheck, ToolEvidence};
+use crate::decision::{ModeFilter, ModeSource, QuestionRule, SemanticCheck, ToolEvidence};
 use crate::kernels;
 use crate::keywords::words;
 use crate::router::{ItemTable, RouteOptions, Router, Scratch, Space};
@@ -53,6 +53,26 @@ pub const TOOLS_DECIDE_SHARE: f32 = 0.9;
 /// where the tools were right.
 pub const CATCH_ALL_SHARE: f32 = 2.0 / 3.0;
 
+/// How the decided mode constrains selection. A guess or the default must not hide the tools a
+/// task needs: on a hybrid index it only orders them. A mode the best tools chose by their
+/// votes would only reorder the tools that chose it, so it orders the skills alone (measured in
+/// `benches/RESULTS.md`, session 51: the penalty after such a choice cost more tools than it
+/// found).
+pub(crate) fn mode_filter(
+    hybrid: bool,
+    source: ModeSource,
+    semantic: Option<&SemanticMode>,
+) -> ModeFilter {
+    let weak = hybrid && matches!(source, ModeSource::Semantic | ModeSource::Default);
+    let by_tools =
+        matches!(source, ModeSource::Semantic) && semantic.is_some_and(|g| g.check.by_tools);
+    match (weak, by_tools) {
+        (false, _) => ModeFilter::Hard,
+        (true, false) => ModeFilter::Soft,
+        (true, true) => ModeFilter::SkillsOnly,
+    }
+}
+
 /// The semantic step's look at the modes: the best mode, and whether it may decide.
 pub(crate) struct SemanticMode {
     pub mode: usize,
@@ -83,7 +103,7 @@ impl SemanticMode {
             }
             (Some(e), _) if c.by_tools => match &self.topic_default {
                 Some((default, share)) => format!(
-                    "score {:.3}; the examples' lead {:.3} is unsure, the best tools ({}) favour this mode ({:.0}% of their votes), and the default mode {default} offers {:.0}% of the tools, one topic among the others: the tools decide",
+                    "score {:.3}; the examples' lead {:.3} is unsure, the best tools ({}) favour this mode ({:.0}% of their votes), and the default mode {default} offers {:.0}% of the tools, one topic among the others: the tools decide, and keep their own order",
                     c.score,
                     c.lead,
                     e.voters.join(", "),
@@ -91,7 +111,7 @@ impl SemanticMode {
                     100.0 * share
                 ),
                 None => format!(
-                    "score {:.3}; the examples' lead {:.3} is unsure, and the best tools ({}) favour this mode with {:.0}% of their votes: they decide",
+                    "score {:.3}; the examples' lead {:.3} is unsure, and the best tools ({}) favour this mode with {:.0}% of their votes: they decide, and keep their own order",
                     c.score,
                     c.lead,
                     e.voters.join(", "),

@@ -460,11 +460,8 @@ impl Router {
             let why = self.index.selection().and_then(|s| s.mode.note.clone());
             (meta.default_mode.clone(), ModeSource::Default, why)
         };
-        // A guess or the default must not hide the tools a task needs: on a hybrid index it
-        // only orders them.
-        let soft_mode = self.index.selection().is_some()
-            && matches!(mode_source, ModeSource::Semantic | ModeSource::Default);
-        let mode_filter = if soft_mode { ModeFilter::Soft } else { ModeFilter::Hard };
+        let hybrid = self.index.selection().is_some();
+        let mode_filter = crate::mode::mode_filter(hybrid, mode_source, semantic.as_ref());
         metrics.timings.mode_ms = ms(tm);
 
         let ts = Instant::now();
@@ -484,6 +481,7 @@ impl Router {
                          pick: Pick<'_>,
                          override_min: Option<f32>,
                          prescored: bool,
+                         mode_orders: bool,
                          scratch: &mut Scratch,
                          dropped: &mut Vec<Dropped>|
          -> (Vec<Selected>, Option<GateCheck>) {
@@ -492,7 +490,8 @@ impl Router {
                     embedding: e,
                     space,
                     terms: &terms,
-                    soft_mode,
+                    soft_mode: mode_filter != ModeFilter::Hard,
+                    mode_orders,
                     override_min,
                     prescored,
                     off_topic: closed_off_topic,
@@ -522,6 +521,7 @@ impl Router {
             },
             self.config.tool_min,
             tools_prescored,
+            mode_filter != ModeFilter::SkillsOnly,
             scratch,
             &mut dropped,
         );
@@ -536,6 +536,7 @@ impl Router {
             },
             self.config.skill_min,
             false,
+            true,
             scratch,
             &mut dropped,
         );

@@ -23,6 +23,8 @@ pub(crate) struct HybridInput<'a> {
     pub terms: &'a [String],
     /// Whether the mode came from a weak signal (soft constraint).
     pub soft_mode: bool,
+    /// Whether a soft mode orders the items (puts those outside it after its own).
+    pub mode_orders: bool,
     /// A caller's explicit cosine minimum, applied on top of the gate.
     pub override_min: Option<f32>,
     /// Whether `scratch` already holds this table's scores for this task
@@ -68,7 +70,8 @@ impl Router {
             (None, _) | (_, None) => true,
             (Some(ms), Some(m)) => ms.contains(&m),
         };
-        let penalty = if input.soft_mode { selection.out_of_mode_penalty } else { 0.0 };
+        let penalty =
+            if input.soft_mode && input.mode_orders { selection.out_of_mode_penalty } else { 0.0 };
         let key = |i: usize| scratch.fused[i].score - if in_mode(i) { 0.0 } else { penalty };
         let base_idx: Vec<usize> =
             base.iter().filter_map(|b| items.iter().position(|it| &it.name == b)).collect();
