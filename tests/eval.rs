@@ -54,6 +54,28 @@ fn cases(model: &str, floors: [f64; 4]) {
     {
         assert!(g >= floor, "{model}: {name} {g} fell below {floor}; misses: {:#?}", r.misses);
     }
+    // The cases that need several tools are reported apart, and their recall@5 is the mean
+    // share of their tools found in the first five (the misses list the others).
+    let several: Vec<serde_json::Value> = std::fs::read_to_string(&cfg.cases)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|c: &serde_json::Value| c["tools"].as_array().unwrap().len() > 1)
+        .collect();
+    let apart = r.several_tools.as_ref().expect("the default cases hold multi-tool tasks");
+    assert_eq!(metric(apart, "cases"), several.len() as f64);
+    let found: f64 = several
+        .iter()
+        .map(|c| {
+            let tools = c["tools"].as_array().unwrap().len() as f64;
+            let task = c["task"].as_str().unwrap();
+            let missing =
+                r.misses.iter().find(|m| m.task == task).map_or(0, |m| m.missing_tools.len());
+            (tools - missing as f64) / tools
+        })
+        .sum();
+    let r5 = metric(apart, "tool_recall@5");
+    assert!((r5 - found / several.len() as f64).abs() < 1e-3, "{apart:?}");
     // Every case is counted under the one step that decided its mode, and the steps' right
     // answers add up to the mode accuracy.
     let decided: usize = r.mode_steps.values().map(|s| s.cases).sum();

@@ -38,6 +38,9 @@ pub(crate) fn print_cases_report(report: &CasesReport) {
     }
     let mut rows = vec![("all", &report.overall)];
     rows.extend(report.per_lang.iter().map(|(l, m)| (l.as_str(), m)));
+    if let Some(several) = &report.several_tools {
+        rows.push(("several tools", several));
+    }
     let fitted_labels: Vec<String> =
         report.fitted_per_lang.keys().map(|l| format!("fitted {l}")).collect();
     if let Some(f) = &report.fitted {

@@ -162,6 +162,10 @@ pub struct CasesReport {
     pub overall: BTreeMap<String, serde_json::Value>,
     /// Per language, as deployed.
     pub per_lang: BTreeMap<String, BTreeMap<String, serde_json::Value>>,
+    /// The cases whose task needs two tools or more, as deployed, reported apart: each of their
+    /// tools counts in their recall, so one found of two is half a hit. `None` without such
+    /// cases.
+    pub several_tools: Option<BTreeMap<String, serde_json::Value>>,
     /// All cases with the cascade off: every task through the model.
     pub transformer_only: BTreeMap<String, serde_json::Value>,
     /// Per language, cascade off.
@@ -406,6 +410,7 @@ pub fn eval_cases(
         (groups[&None].to_map(), per_lang)
     };
     let (overall, per_lang) = split(&groups);
+    let several_tools = several_tools(&cases, &decisions);
     let (transformer_only, transformer_only_per_lang) = split(&plain_groups);
     let (mode_given, mode_given_per_lang) = split(&tally(&cases, &given_decisions).0);
     let deployed = PerCase::new(&cases, &decisions);
@@ -437,6 +442,7 @@ pub fn eval_cases(
         index,
         overall,
         per_lang,
+        several_tools,
         transformer_only,
         transformer_only_per_lang,
         mode_given,
@@ -504,6 +510,20 @@ fn route_off_topic(
 }
 
 /// Per-group tallies (`None` = all cases) and the misses of one set of decisions.
+/// `tally`'s figures over the cases that need two tools or more; `None` without any.
+fn several_tools(
+    cases: &[CaseRow],
+    decisions: &[Decision],
+) -> Option<BTreeMap<String, serde_json::Value>> {
+    let (cases, decisions): (Vec<CaseRow>, Vec<Decision>) = cases
+        .iter()
+        .zip(decisions)
+        .filter(|(c, _)| c.tools.len() > 1)
+        .map(|(c, d)| (c.clone(), d.clone()))
+        .unzip();
+    (!cases.is_empty()).then(|| tally(&cases, &decisions).0[&None].to_map())
+}
+
 fn tally(
     cases: &[CaseRow],
     decisions: &[Decision],
