@@ -357,25 +357,35 @@ fn cache_dir(given: Option<PathBuf>) -> PathBuf {
 }
 
 pub(crate) fn table(rows: &[(&str, &BTreeMap<String, serde_json::Value>)]) {
+    print!("{}", render_table(rows));
+}
+
+/// The rows as a text table: one column per metric any row has, `-` where a row lacks it.
+fn render_table(rows: &[(&str, &BTreeMap<String, serde_json::Value>)]) -> String {
+    use std::fmt::Write as _;
     let mut keys: Vec<&String> = rows.iter().flat_map(|(_, m)| m.keys()).collect();
     keys.sort();
     keys.dedup();
-    print!("{:<22}", "");
-    for k in &keys {
-        print!("{k:>14}");
+    // Each column as wide as its name (the names run to 20 characters) and at least 14, with
+    // two spaces between columns, so no header runs into the next.
+    let widths: Vec<usize> = keys.iter().map(|k| k.len().max(12) + 2).collect();
+    let mut out = format!("{:<22}", "");
+    for (k, w) in keys.iter().zip(&widths) {
+        let _ = write!(out, "{k:>w$}");
     }
-    println!();
+    out.push('\n');
     for (name, m) in rows {
-        print!("{name:<22}");
-        for k in &keys {
+        let _ = write!(out, "{name:<22}");
+        for (k, w) in keys.iter().zip(&widths) {
             let v = m.get(*k).map_or("-".to_string(), |v| match v {
                 serde_json::Value::Null => "-".into(),
                 v => v.to_string(),
             });
-            print!("{v:>14}");
+            let _ = write!(out, "{v:>w$}");
         }
-        println!();
+        out.push('\n');
     }
+    out
 }
 
 pub fn eval(a: EvalArgs) -> Result<()> {
@@ -622,4 +632,30 @@ pub fn bench(a: BenchArgs) -> Result<()> {
         println!("peak RSS       {m:.1} MiB");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod table_tests {
+    use super::render_table;
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn every_header_stands_apart_and_each_value_sits_under_its_header() {
+        let mut m = BTreeMap::new();
+        m.insert("skill_recall@3".to_string(), serde_json::json!(1.0));
+        m.insert("static_answered".to_string(), serde_json::json!(0.25));
+        m.insert("tool_recall_selected".to_string(), serde_json::json!(0.9149));
+        let text = render_table(&[("all", &m), ("several tools", &BTreeMap::new())]);
+        let lines: Vec<&str> = text.lines().collect();
+        let headers: Vec<&str> = lines[0].split_whitespace().collect();
+        assert_eq!(headers, ["skill_recall@3", "static_answered", "tool_recall_selected"]);
+        assert_eq!(
+            lines[1].split_whitespace().collect::<Vec<_>>(),
+            ["all", "1.0", "0.25", "0.9149"]
+        );
+        assert!(lines[2].starts_with("several tools") && lines[2].matches('-').count() == 3);
+        // Right-aligned: a value ends where its header ends.
+        let end = lines[0].find("static_answered").unwrap() + "static_answered".len();
+        assert_eq!(&lines[1][end - "0.25".len()..end], "0.25");
+    }
 }
