@@ -509,7 +509,6 @@ fn route_off_topic(
     Ok(report)
 }
 
-/// Per-group tallies (`None` = all cases) and the misses of one set of decisions.
 /// `tally`'s figures over the cases that need two tools or more; `None` without any.
 fn several_tools(
     cases: &[CaseRow],
@@ -524,6 +523,7 @@ fn several_tools(
     (!cases.is_empty()).then(|| tally(&cases, &decisions).0[&None].to_map())
 }
 
+/// Per-group tallies (`None` = all cases) and the misses of one set of decisions.
 fn tally(
     cases: &[CaseRow],
     decisions: &[Decision],
