@@ -445,12 +445,37 @@ impl BertEmbedder {
         let ids =
             texts.iter().map(|t| self.token_ids_with(prefix, t)).collect::<Result<Vec<_>>>()?;
         let h = self.info.dim;
+        let pooling = self.info.pooling;
         let mut out = Vec::with_capacity(ids.len());
         let mut keep = |ids: &[u32], rows: &[f32], vector: Vec<f32>| {
             let range = content_range(&frame, ids);
             let mut states = rows[range.start * h..range.end * h].to_vec();
+            let norms = states
+                .chunks_exact(h)
+                .map(|s| s.iter().map(|&x| f64::from(x) * f64::from(x)).sum::<f64>().sqrt() as f32)
+                .collect();
             states.chunks_exact_mut(h).for_each(crate::l2_normalize);
-            out.push(TokenStates { vector, ids: ids[range].to_vec(), states });
+            // What the frame adds to a mean pool (the special tokens and the prefix).
+            let frame_sum = match pooling {
+                Pooling::Cls => Vec::new(),
+                _ => {
+                    let mut sum = vec![0f32; h];
+                    let framing = (0..range.start).chain(range.end..rows.len() / h);
+                    for t in framing {
+                        for (a, x) in sum.iter_mut().zip(&rows[t * h..(t + 1) * h]) {
+                            *a += x;
+                        }
+                    }
+                    sum
+                }
+            };
+            out.push(TokenStates {
+                vector,
+                ids: ids[range].to_vec(),
+                states,
+                norms,
+                frame: frame_sum,
+            });
         };
         match &self.encoder {
             Engine::Fast(fast) => {

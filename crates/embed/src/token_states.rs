@@ -16,6 +16,12 @@ pub struct TokenStates {
     pub ids: Vec<u32>,
     /// `ids.len()` rows of `dim` values, each scaled to unit length (a zero state stays zero).
     pub states: Vec<f32>,
+    /// Each content token's state length before it was scaled (`ids.len()` values).
+    pub norms: Vec<f32>,
+    /// The sum of the states of the tokens around the content (the special tokens and the
+    /// prefix), `dim` values; empty for a model that does not pool by the mean. With
+    /// [`TokenStates::norms`] it pools a run of the content as the model pools a whole text.
+    pub frame: Vec<f32>,
 }
 
 impl TokenStates {
@@ -28,6 +34,24 @@ impl TokenStates {
     pub fn state(&self, i: usize) -> &[f32] {
         let d = self.dim();
         &self.states[i * d..(i + 1) * d]
+    }
+    /// The unit vector the model's mean pooling gives the content tokens in `run` read with
+    /// the text's frame, as if that run were the whole text (its states still read in the
+    /// whole text's context); `None` without a frame or norms, or for an empty run.
+    pub fn pool_run(&self, run: std::ops::Range<usize>, out: &mut [f32]) -> Option<()> {
+        let d = self.dim();
+        if self.frame.len() != d || self.norms.len() != self.ids.len() || run.is_empty() {
+            return None;
+        }
+        out.copy_from_slice(&self.frame);
+        for t in run {
+            let norm = *self.norms.get(t)?;
+            for (o, s) in out.iter_mut().zip(self.state(t)) {
+                *o += norm * s;
+            }
+        }
+        crate::l2_normalize(out);
+        Some(())
     }
 }
 

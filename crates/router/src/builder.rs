@@ -64,6 +64,8 @@ pub(crate) struct RouterConfig {
     pub(crate) off_topic_margin: Option<f32>,
     /// Whether the index's language shift applies.
     pub(crate) language_shift: bool,
+    /// Whether each part of a task that asks for several things is scored alone too.
+    pub(crate) task_parts: bool,
 }
 
 impl Default for RouterConfig {
@@ -97,6 +99,7 @@ impl Default for RouterConfig {
             off_topic: true,
             off_topic_margin: None,
             language_shift: true,
+            task_parts: true,
         }
     }
 }
@@ -196,6 +199,10 @@ impl RouterBuilder {
         /// must beat its best tool or skill card (a cosine difference in -2..=2; indexes with
         /// an `off_topic` section only; `switchyard fit` learns it).
         off_topic_margin: Option<f32> => off_topic_margin);
+    setter!(/// Whether each sentence of a task that asks for several things is also scored alone
+        /// against the tools and skills, its vector pooled from the task's one pass (default
+        /// true, for comparisons).
+        task_parts: bool => task_parts);
     setter!(/// Whether a task in another language than the catalog is moved towards the
         /// catalog's language before the tools are scored (the index's `language_shift`
         /// section, written by the builder since format version 18 for models with a language

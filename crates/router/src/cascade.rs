@@ -2,7 +2,8 @@
 
 use crate::decision::{AppliedThresholds, CascadeCheck};
 use crate::kernels;
-use crate::router::{Router, Scratch};
+use crate::router::Router;
+use crate::scratch::Scratch;
 use switchyard_embed::StaticTable;
 use switchyard_format::{MatrixView, Thresholds};
 

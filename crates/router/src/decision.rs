@@ -193,6 +193,10 @@ pub struct Signals {
     pub fused: f32,
     /// Whether the item is outside a weakly decided mode (ranked with a penalty).
     pub outside_mode: bool,
+    /// The part of the task ([`Decision::parts`], from 0) whose own scores ranked the item,
+    /// when they beat the whole task's; the sides above are then that part's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub part: Option<usize>,
 }
 
 /// Which signal the selection came from.
@@ -340,6 +344,10 @@ pub struct Decision {
     /// The language shift's check, when the index has one, the catalog's language is clear
     /// and the model embedded the task.
     pub language: Option<LanguageCheck>,
+    /// The parts of a task that asks for several things (its sentences), each scored alone
+    /// as well as within the whole task; empty when the task was scored whole.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<String>,
     /// Set when the model failed or ran over budget and deterministic signals answered.
     pub fallback_reason: Option<String>,
     /// Which signal answered: the model, the cascade's static table, keywords or rules.

@@ -17,6 +17,7 @@
 //! (AVX-512 VNNI where the CPU has it, else AVX2, else portable; all three exact and equal); the
 //! default catalog's few thousand tokens take a fraction of a millisecond per task.
 
+use std::ops::Range;
 use switchyard_embed::TokenStates;
 use switchyard_format::LateItems;
 
@@ -81,6 +82,7 @@ pub(crate) const LATE_CANDIDATES: usize = 100;
 /// `out[item]` = the task's late score against each item of `items` (0 for an item without
 /// tokens; NaN for an item `only` leaves out). `item_weights` are [`item_token_weights`]
 /// (empty: the task's side only). `best` is scratch space, kept across calls.
+#[cfg(test)]
 pub(crate) fn scores_into(
     task: &TaskTokens,
     items: &LateItems,
@@ -90,21 +92,48 @@ pub(crate) fn scores_into(
     best: &mut Vec<f32>,
     out: &mut Vec<f32>,
 ) {
-    let sides = Sides { items, item_weights, dim, only };
+    let parts = PartScores { parts: &[], out: &mut Vec::new() };
+    scores_with_parts(task, items, item_weights, dim, only, best, out, parts);
+}
+
+/// A task's parts (runs of its tokens, see `crate::clauses`) and where each part's late
+/// score against each item goes: `parts.len()` runs of one score per item, as if the part
+/// were the task (NaN for an item left out).
+pub(crate) struct PartScores<'a> {
+    pub parts: &'a [Range<usize>],
+    pub out: &'a mut Vec<f32>,
+}
+
+/// [`scores_into`], and each part's scores from the same products.
+#[allow(clippy::too_many_arguments)] // each is one plain input of the one computation
+pub(crate) fn scores_with_parts(
+    task: &TaskTokens,
+    items: &LateItems,
+    item_weights: &[f32],
+    dim: usize,
+    only: Option<&[bool]>,
+    best: &mut Vec<f32>,
+    out: &mut Vec<f32>,
+    part_scores: PartScores<'_>,
+) {
+    let PartScores { parts, out: part_out } = part_scores;
+    let parts = if parts.iter().all(|p| p.end <= task.len()) { parts } else { &[] };
+    part_out.clear();
+    let sides = Sides { items, item_weights, dim, only, parts };
     #[cfg(target_arch = "x86_64")]
     if dim.is_multiple_of(64) && has_vnni() {
         // SAFETY: the CPU has AVX-512 F, BW and VNNI, checked just above.
-        unsafe { scores_vnni(task, &sides, best, out) };
+        unsafe { scores_vnni(task, &sides, best, out, part_out) };
         return;
     }
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2, checked just above.
-        unsafe { scores_avx2(task, &sides, best, out) };
+        unsafe { scores_avx2(task, &sides, best, out, part_out) };
         return;
     }
     let mut row = vec![0i16; dim];
-    scores_with(task, &sides, best, out, |r, o| {
+    scores_with(task, &sides, best, out, part_out, |r, o| {
         widen(r, &mut row);
         dots_portable(&row, &task.values, o)
     });
@@ -134,6 +163,9 @@ struct Sides<'a> {
     dim: usize,
     /// Per item: whether to score it (`None`: every item).
     only: Option<&'a [bool]>,
+    /// The task's parts (runs of its tokens), when it asks for several things: an item scores
+    /// the best of the whole task's late score and each part's.
+    parts: &'a [Range<usize>],
 }
 
 /// [`scores_with`] over [`dots_avx2`] (LLVM does not find 16-bit multiply-adds in the portable
@@ -145,9 +177,10 @@ unsafe fn scores_avx2(
     sides: &Sides<'_>,
     best: &mut Vec<f32>,
     out: &mut Vec<f32>,
+    part_out: &mut Vec<f32>,
 ) {
     let mut row = vec![0i16; sides.dim];
-    scores_with(task, sides, best, out, |r, o| {
+    scores_with(task, sides, best, out, part_out, |r, o| {
         widen(r, &mut row);
         // SAFETY: this function only runs where AVX2 is available (its caller checked).
         unsafe { dots_avx2(&row, &task.values, o) }
@@ -162,10 +195,11 @@ unsafe fn scores_vnni(
     sides: &Sides<'_>,
     best: &mut Vec<f32>,
     out: &mut Vec<f32>,
+    part_out: &mut Vec<f32>,
 ) {
     // SAFETY: this function only runs where AVX-512 VNNI is available (its caller checked), and
     // `dim` is a multiple of 64 (likewise).
-    scores_with(task, sides, best, out, |r, o| unsafe { dots_vnni(r, &task.biased, o) });
+    scores_with(task, sides, best, out, part_out, |r, o| unsafe { dots_vnni(r, &task.biased, o) });
 }
 
 #[inline(always)]
@@ -174,12 +208,22 @@ fn scores_with(
     sides: &Sides<'_>,
     best: &mut Vec<f32>,
     out: &mut Vec<f32>,
+    part_out: &mut Vec<f32>,
     mut dots: impl FnMut(&[i8], &mut [i32]),
 ) {
-    let (items, dim) = (sides.items, sides.dim);
+    let (items, dim, parts) = (sides.items, sides.dim, sides.parts);
     let item_side = sides.item_weights.len() == items.scales.len();
     let total_weight: f32 = task.weights.iter().sum();
+    let part_weights: Vec<f32> =
+        parts.iter().map(|p| task.weights[p.clone()].iter().sum()).collect();
     let mut products = vec![0i32; task.len()];
+    // Per task token, its cosine with the current item token (for the parts' item sides).
+    let mut cosines = vec![0f32; if parts.is_empty() { 0 } else { task.len() }];
+    // Per part: the item side's weighted sum.
+    let mut part_item_sums = vec![0f32; parts.len()];
+    let n_items = items.offsets.len().saturating_sub(1);
+    part_out.clear();
+    part_out.resize(parts.len() * n_items, f32::NAN);
     out.clear();
     for (item, range) in items.offsets.windows(2).enumerate() {
         let (start, end) = (range[0] as usize, range[1] as usize);
@@ -189,36 +233,60 @@ fn scores_with(
         }
         if start == end || total_weight <= 0.0 {
             out.push(0.0);
+            for j in 0..parts.len() {
+                part_out[j * n_items + item] = 0.0;
+            }
             continue;
         }
         best.clear();
         best.resize(task.len(), f32::NEG_INFINITY);
+        part_item_sums.iter_mut().for_each(|s| *s = 0.0);
         // The item's side: its tokens' best cosines with the task's, weighted.
         let (mut item_sum, mut item_weight) = (0.0f32, 0.0f32);
         for k in start..end {
             dots(&items.states[k * dim..(k + 1) * dim], &mut products);
             let scale = items.scales[k];
             let mut best_task = f32::NEG_INFINITY;
-            for ((b, &p), &s) in best.iter_mut().zip(&products).zip(&task.scales) {
+            for (t, ((b, &p), &s)) in best.iter_mut().zip(&products).zip(&task.scales).enumerate() {
                 let cos = scale * p as f32;
                 if cos > *b {
                     *b = cos;
                 }
                 best_task = best_task.max(cos * s);
+                if let Some(c) = cosines.get_mut(t) {
+                    *c = cos * s;
+                }
             }
             if item_side {
-                item_sum += sides.item_weights[k] * best_task;
-                item_weight += sides.item_weights[k];
+                let w = sides.item_weights[k];
+                item_sum += w * best_task;
+                item_weight += w;
+                for (sum, part) in part_item_sums.iter_mut().zip(parts) {
+                    *sum += w * cosines[part.clone()].iter().copied().fold(f32::MIN, f32::max);
+                }
             }
         }
-        let sum: f32 =
-            best.iter().zip(&task.weights).zip(&task.scales).map(|((b, w), s)| w * s * b).sum();
-        let task_side = sum / total_weight;
-        out.push(if item_weight > 0.0 {
-            (1.0 - ITEM_SIDE) * task_side + ITEM_SIDE * item_sum / item_weight
-        } else {
-            task_side
-        });
+        let side = |run: Range<usize>, weight: f32, item_sum: f32| {
+            let sum: f32 = best[run.clone()]
+                .iter()
+                .zip(&task.weights[run.clone()])
+                .zip(&task.scales[run])
+                .map(|((b, w), s)| w * s * b)
+                .sum();
+            let task_side = sum / weight;
+            if item_weight > 0.0 {
+                (1.0 - ITEM_SIDE) * task_side + ITEM_SIDE * item_sum / item_weight
+            } else {
+                task_side
+            }
+        };
+        out.push(side(0..task.len(), total_weight, item_sum));
+        for (j, ((part, &weight), &part_item)) in
+            parts.iter().zip(&part_weights).zip(&part_item_sums).enumerate()
+        {
+            part_out[j * n_items + item] =
+                if weight > 0.0 { side(part.clone(), weight, part_item) } else { 0.0 };
+        }
     }
 }
 
@@ -386,6 +454,8 @@ mod tests {
             vector: vec![0.5; 4],
             ids: tokens.iter().map(|t| t.0).collect(),
             states: tokens.iter().flat_map(|t| unit(&t.1)).collect(),
+            norms: vec![1.0; tokens.len()],
+            frame: Vec::new(),
         }
     }
 

@@ -36,7 +36,8 @@ pub use crate::decision::{
 pub use crate::error::{Result, RouteError};
 pub use crate::mode::{CATCH_ALL_SHARE, TOOLS_DECIDE_SHARE};
 pub use crate::off_topic::FOREIGN_MARGIN_SHARE;
-pub use crate::router::{RouteOptions, Router, Scratch};
+pub use crate::router::{RouteOptions, Router};
+pub use crate::scratch::Scratch;
 pub use crate::screen::{
     PieceRef, PieceVerdict, SCREEN_RULES_VERSION, ScreenEntry, ScreenReport, Verdict,
 };
@@ -46,6 +47,7 @@ pub use switchyard_untrusted::Origin;
 pub mod analysis;
 mod builder;
 mod cascade;
+mod clauses;
 mod decision;
 mod error;
 pub mod kernels;
@@ -55,6 +57,7 @@ mod late;
 mod mode;
 mod off_topic;
 mod router;
+mod scratch;
 mod screen;
 mod screen_pieces;
 mod select;

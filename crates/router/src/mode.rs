@@ -24,7 +24,8 @@
 use crate::decision::{ModeFilter, ModeSource, QuestionRule, SemanticCheck, ToolEvidence};
 use crate::kernels;
 use crate::keywords::words;
-use crate::router::{ItemTable, RouteOptions, Router, Scratch, Space};
+use crate::router::{ItemTable, RouteOptions, Router, Space};
+use crate::scratch::Scratch;
 use switchyard_format::SectionKind;
 use switchyard_lexical::Fused;
 

@@ -11,7 +11,8 @@
 
 use crate::decision::OffTopicCheck;
 use crate::kernels;
-use crate::router::{Router, Scratch};
+use crate::router::Router;
+use crate::scratch::Scratch;
 use switchyard_format::{SectionKind, dot};
 
 /// The share of the off-topic margin a task in another language than the catalog must clear.

@@ -5,6 +5,7 @@ use crate::decision::{
     Selected,
 };
 use crate::keywords::{Keyword, words};
+use crate::scratch::Scratch;
 use crate::select::HybridInput;
 use crate::select::{Signal, is_content_word};
 use crate::{Result, RouteError};
@@ -15,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use switchyard_embed::{Embedder, TokenStates};
 use switchyard_format::{Index, ItemMeta, MatrixView, SectionKind};
-use switchyard_lexical::{Bm25Scorer, Fused, LexicalScores, analyze};
+use switchyard_lexical::{Bm25Scorer, analyze};
 
 /// A compiled view of one item kind (tools or skills) for fast per-task work.
 #[derive(Debug)]
@@ -50,38 +51,6 @@ pub(crate) struct Pick<'a> {
     pub(crate) mode: Option<usize>,
     pub(crate) min: f32,
     pub(crate) cap: usize,
-}
-
-/// Per-call buffers, reused across calls on one thread.
-#[derive(Debug, Default)]
-pub struct Scratch {
-    pub(crate) row_scores: Vec<f32>,
-    /// Per item: best row score and its row.
-    pub(crate) best: Vec<(f32, u32)>,
-    /// Per item: best cosine, and its standard score among the task's items.
-    pub(crate) cosines: Vec<f32>,
-    pub(crate) z: Vec<f32>,
-    pub(crate) lexical: LexicalScores,
-    pub(crate) fused: Vec<Fused>,
-    /// The task's content-token states, when the index has a late section and the model gave
-    /// them (set per route).
-    pub(crate) task_tokens: Option<Arc<TokenStates>>,
-    /// Per item: the late score; and per task token, its best cosine in the current item.
-    pub(crate) late: Vec<f32>,
-    pub(crate) late_best: Vec<f32>,
-    /// In a catalog of more than [`crate::late::LATE_CANDIDATES`] items: per item, whether its
-    /// late score is computed; and the items in order, to find them.
-    pub(crate) late_only: Vec<bool>,
-    pub(crate) late_order: Vec<u32>,
-    /// The best raw cosine (before the query shift) of an item's card among the rows
-    /// [`Router::score_hybrid`] scored last, for the off-topic check; written only when the
-    /// index has an `off_topic` section.
-    pub(crate) best_card: f32,
-    /// What the language shift adds to the task's vector before the tools are scored (set per
-    /// route; empty when the task is not moved).
-    pub(crate) language_offset: Vec<f32>,
-    /// The offset's score of each tools row.
-    pub(crate) offset_scores: Vec<f32>,
 }
 
 /// A task's embedding as the cache keeps it: the vector, and its token states when the index
@@ -333,6 +302,7 @@ impl Router {
                 skill_gate: None,
                 off_topic: None,
                 language: None,
+                parts: Vec::new(),
                 fallback_reason: None,
                 answered_by: AnsweredBy::Rules,
                 cascade: None,
@@ -393,6 +363,20 @@ impl Router {
             _ => None,
         };
         let item_vector = adapted.as_deref().or(vector);
+        // A task that asks for several things: each part's vector from the one pass (model
+        // space; an adapter's space has none).
+        scratch.parts = 0;
+        if let (Space::Model, None, true, Some(tokens)) =
+            (space, &self.adapter, self.config.task_parts, scratch.task_tokens.as_deref())
+        {
+            let parts = crate::clauses::task_parts(task, &tokens.ids, self.embedder.as_ref());
+            scratch.parts =
+                crate::clauses::part_vectors_into(tokens, &parts, &mut scratch.part_vectors);
+            scratch.part_spans = parts.iter().map(|p| p.tokens.clone()).collect();
+            scratch.part_terms = parts.iter().map(|p| analyze(&task[p.text.clone()])).collect();
+            scratch.part_texts = parts.iter().map(|p| task[p.text.clone()].to_string()).collect();
+            tracing::debug!(parts = scratch.parts, "task parts scored alone");
+        }
         // The language shift, in the model's space (an index with an adapter has none).
         scratch.language_offset.clear();
         let language = match (space, vector) {
@@ -559,6 +543,7 @@ impl Router {
             skill_gate,
             off_topic,
             language,
+            parts: scratch.part_texts[..scratch.parts].to_vec(),
             fallback_reason,
             answered_by,
             cascade,

@@ -11,9 +11,50 @@
 
 use crate::decision::{DropReason, Dropped, GateCheck, Selected, SelectedBy, Signals};
 use crate::kernels;
-use crate::router::{ItemTable, Pick, Router, Scratch, Space};
+use crate::router::{ItemTable, Pick, Router, Space};
+use crate::scratch::Scratch;
 use switchyard_format::{FusionMeta, ItemMeta, SectionKind};
 use switchyard_lexical::{Fused, add_late_side, fuse_into, standard_scores_into};
+
+/// Each item's best row score and its row, from per-row `scores`.
+fn best_rows_into(row_owner: &[u32], n: usize, scores: &[f32], best: &mut Vec<(f32, u32)>) {
+    best.clear();
+    best.resize(n, (f32::NEG_INFINITY, 0));
+    for (row, &s) in scores.iter().enumerate() {
+        let owner = row_owner[row] as usize;
+        if s > best[owner].0 {
+            best[owner] = (s, row as u32);
+        }
+    }
+}
+
+/// How much of a part's fused score counts against the whole task's. A part's scores are
+/// scaled over the catalog on their own, so its best item scores about as high as the whole
+/// task's best; a context sentence ("I'm planning a trip to Lisbon.") would then push its
+/// item in front of the one the task asks for. Measured on the development sets (Seal-Tools
+/// `dev`, metatool's every tenth row), hybrid recall@5 with e5-small: 1.0 gave +0.039 and
+/// -0.007, 0.9 +0.034 and -0.005, 0.8 +0.028 and -0.002.
+const PART_SHARE: f32 = 0.8;
+
+/// Each item's fusion becomes its best of the whole task's and each part's share of its own
+/// (`parts` holds runs of `n` items); `ranked_by` records which (0: the whole task, else 1 +
+/// the part).
+fn best_of_parts(fused: &mut [Fused], parts: &[Fused], n: usize, ranked_by: &mut Vec<u8>) {
+    ranked_by.clear();
+    ranked_by.resize(fused.len(), 0);
+    if n == 0 {
+        return;
+    }
+    for (j, part) in parts.chunks_exact(n).enumerate() {
+        for ((f, p), by) in fused.iter_mut().zip(part).zip(ranked_by.iter_mut()) {
+            let score = PART_SHARE * p.score;
+            if score > f.score {
+                *f = Fused { score, ..*p };
+                *by = j as u8 + 1;
+            }
+        }
+    }
+}
 
 /// What one hybrid selection needs besides the table.
 pub(crate) struct HybridInput<'a> {
@@ -83,6 +124,10 @@ impl Router {
                 lexical: f.lexical,
                 fused: f.score,
                 outside_mode: !in_mode(i),
+                part: match scratch.ranked_by.get(i) {
+                    Some(&p) if p > 0 => Some(usize::from(p) - 1),
+                    _ => None,
+                },
             })
         };
         let mut out: Vec<Selected> = base_idx
@@ -187,37 +232,17 @@ impl Router {
             scratch.best_card = crate::off_topic::best_card(&table.row_owner, &scratch.row_scores);
         }
         // A task in another language than the catalog: the tools are scored as if it were
-        // moved by the language offset (scores are linear in the task vector: one more pass).
+        // moved by the language offset (scores are linear in the task vector: one more pass,
+        // whose scores every part reuses).
+        scratch.offset_scores.clear();
         if space == Space::Model
             && table.kind == SectionKind::Tools
             && !scratch.language_offset.is_empty()
         {
             kernels::scores_into(&matrix, &scratch.language_offset, &mut scratch.offset_scores);
-            for (s, o) in scratch.row_scores.iter_mut().zip(&scratch.offset_scores) {
-                *s += o;
-            }
         }
-        // What any request scores against a row is not evidence for this task (the static
-        // space has its own rows and no shift).
-        if let (Space::Model, true, Some(shift)) =
-            (space, self.config.query_shift, self.index.query_shift())
-        {
-            let per_row = match table.kind {
-                SectionKind::Tools => &shift.tools,
-                _ => &shift.skills,
-            };
-            for (s, v) in scratch.row_scores.iter_mut().zip(per_row) {
-                *s -= v;
-            }
-        }
-        scratch.best.clear();
-        scratch.best.resize(n, (f32::NEG_INFINITY, 0));
-        for (row, &s) in scratch.row_scores.iter().enumerate() {
-            let owner = table.row_owner[row] as usize;
-            if s > scratch.best[owner].0 {
-                scratch.best[owner] = (s, row as u32);
-            }
-        }
+        self.correct_rows(table.kind, space, &mut scratch.row_scores, &scratch.offset_scores);
+        best_rows_into(&table.row_owner, n, &scratch.row_scores, &mut scratch.best);
         // How far each item stands above the task's mean item (scale-free, any model).
         scratch.cosines.clear();
         scratch.cosines.extend(scratch.best.iter().map(|b| b.0));
@@ -225,6 +250,28 @@ impl Router {
         // Lexical, then the fusion.
         scorer.score(lexical, terms, &mut scratch.lexical);
         let weight = self.config.lexical_weight.unwrap_or(fusion.lexical_weight);
+        fuse_into(&scratch.cosines, &scratch.lexical.bm25, weight, &mut scratch.fused);
+        // A task that asks for several things: each part is fused as if it were the task
+        // (its pooled vector, its words), so each request can bring its own item up.
+        let parts = if space == Space::Model { scratch.parts } else { 0 };
+        scratch.part_fused.clear();
+        let dim = embedding.len();
+        for j in 0..parts {
+            let vector = &scratch.part_vectors[j * dim..(j + 1) * dim];
+            kernels::scores_into(&matrix, vector, &mut scratch.part_scores);
+            self.correct_rows(table.kind, space, &mut scratch.part_scores, &scratch.offset_scores);
+            best_rows_into(&table.row_owner, n, &scratch.part_scores, &mut scratch.part_best);
+            scratch.part_cosines.clear();
+            scratch.part_cosines.extend(scratch.part_best.iter().map(|b| b.0));
+            scorer.score(lexical, &scratch.part_terms[j], &mut scratch.part_lexical);
+            fuse_into(
+                &scratch.part_cosines,
+                &scratch.part_lexical.bm25,
+                weight,
+                &mut scratch.part_one,
+            );
+            scratch.part_fused.extend_from_slice(&scratch.part_one);
+        }
         // Late interaction, in the model's space only (the static space has no token states).
         let late =
             self.index.late().filter(|_| space == Space::Model && self.config.late_interaction);
@@ -233,19 +280,26 @@ impl Router {
             let tokens = crate::late::TaskTokens::new(scratch.task_tokens.as_deref()?, items)?;
             Some((l, items, tokens))
         });
-        fuse_into(&scratch.cosines, &scratch.lexical.bm25, weight, &mut scratch.fused);
         if let Some((l, items, tokens)) = task_tokens {
-            // A large catalog: only the best items of the fusion without the late side.
+            // A large catalog: only the best items of the fusion without the late side (the
+            // whole task's or any part's).
             let only = (items.items() > crate::late::LATE_CANDIDATES).then(|| {
+                scratch.part_one.clone_from(&scratch.fused);
+                best_of_parts(
+                    &mut scratch.part_one,
+                    &scratch.part_fused,
+                    n,
+                    &mut scratch.ranked_by,
+                );
                 best_items_into(
-                    &scratch.fused,
+                    &scratch.part_one,
                     crate::late::LATE_CANDIDATES,
                     &mut scratch.late_order,
                     &mut scratch.late_only,
                 );
                 &scratch.late_only[..]
             });
-            crate::late::scores_into(
+            crate::late::scores_with_parts(
                 &tokens,
                 items,
                 &table.late_weights,
@@ -253,11 +307,43 @@ impl Router {
                 only,
                 &mut scratch.late_best,
                 &mut scratch.late,
+                crate::late::PartScores {
+                    parts: &scratch.part_spans[..parts],
+                    out: &mut scratch.part_late,
+                },
             );
             let blend = self.config.late_share.unwrap_or(l.blend);
             add_late_side(&mut scratch.fused, &scratch.late, blend, weight);
+            if n > 0 && scratch.part_late.len() == scratch.part_fused.len() {
+                for (fused, late) in
+                    scratch.part_fused.chunks_exact_mut(n).zip(scratch.part_late.chunks_exact(n))
+                {
+                    add_late_side(fused, late, blend, weight);
+                }
+            }
         }
+        best_of_parts(&mut scratch.fused, &scratch.part_fused, n, &mut scratch.ranked_by);
         Some(())
+    }
+
+    /// A task vector's row scores corrected in place: plus the language offset's scores
+    /// (`offset`, empty when the task is not moved), less what any request scores against the
+    /// same rows (the query shift; the static space has its own rows and no shift).
+    fn correct_rows(&self, kind: SectionKind, space: Space, scores: &mut [f32], offset: &[f32]) {
+        for (s, o) in scores.iter_mut().zip(offset) {
+            *s += o;
+        }
+        if let (Space::Model, true, Some(shift)) =
+            (space, self.config.query_shift, self.index.query_shift())
+        {
+            let per_row = match kind {
+                SectionKind::Tools => &shift.tools,
+                _ => &shift.skills,
+            };
+            for (s, v) in scores.iter_mut().zip(per_row) {
+                *s -= v;
+            }
+        }
     }
 
     /// Whether the task is about `table`'s items at all, from the scores [`Router::score_hybrid`]
