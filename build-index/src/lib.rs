@@ -393,7 +393,7 @@ pub fn build_bytes_with(
     let off_topic: Vec<f32> =
         embed_all(embedder, &off_topic_texts, None)?.into_iter().flatten().collect();
     let item_off_topic = adapter.map(|a| a.apply_rows(&off_topic));
-    let shift = query_shift::section(embedder, adapter, &matrices, dim)?;
+    let shift = query_shift::section(embedder, adapter, &matrices, &tool_spans_u, dim)?;
     let selection = selection::selection(&selection::Inputs {
         catalog,
         dim,

@@ -10,6 +10,18 @@
 //! but one subtraction per row, and nothing depends on the catalog: the same requests serve
 //! every catalog.
 //!
+//! A tool's **examples** are requests themselves, and two requests stand near each other
+//! whatever they ask: an example row took the lead from the cards of the tools a task needed,
+//! so a tool with examples drew tasks that were not its own. Its rows lose the centroid's whole
+//! score ([`EXAMPLE_SHIFT_STRENGTH`]): an example leads only where the task stands nearer to it
+//! than an ordinary request does. Measured in session 55 on development catalogs
+//! (`benches/RESULTS.md`): the default catalog's tool recall@3 0.886 -> 0.921 (e5-small); the
+//! warehouse and clinic catalogs given their English labelled tasks as examples (5-fold)
+//! 0.686 -> 0.719 and 0.768 -> 0.811 (in a trial build, strengths from 0.35 up gave the same
+//! figures: the examples then hardly ever lead). Skills keep
+//! the cards' strength: a catalog has a handful of skills, their examples carry skill recall,
+//! and shifting them too cost the default catalog 0.06 of skill recall@3 in a trial build.
+//!
 //! The strength: 0.5 was chosen first on development splits (metatool's every tenth row,
 //! Seal-Tools' `dev`, the development warehouse catalog); on the report sets it cost Seal-Tools
 //! 1.3 points of hybrid recall@5, and 0.25 keeps most of metatool's gain with no set losing more
@@ -22,6 +34,8 @@ use switchyard_format::{QueryShiftMeta, dot};
 
 /// How much of the ordinary requests' centroid is taken from the task (0 = none, 1 = all).
 pub const QUERY_SHIFT_STRENGTH: f32 = 0.25;
+/// The same for a tool's example rows (every row of a tool but its first, the card): all of it.
+pub const EXAMPLE_SHIFT_STRENGTH: f32 = 1.0;
 
 /// Ordinary requests of every kind a user sends an assistant: work and private, short and
 /// long, in nine languages. Only their centroid is used.
@@ -92,13 +106,14 @@ pub const ORDINARY_REQUESTS: &[&str] = &[
     "is there a faster way to get to the airport",
 ];
 
-/// The query shift of the tools and skills rows (`matrices[0]`, `[1]`, as stored): the centroid
-/// of [`ORDINARY_REQUESTS`] embedded as tasks (and mapped like a task when there is an
-/// adapter).
+/// The query shift of the tools and skills rows (`matrices[0]`, `[1]`, as stored; `tool_spans`:
+/// each tool's first row and row count): the centroid of [`ORDINARY_REQUESTS`] embedded as
+/// tasks (and mapped like a task when there is an adapter).
 pub(crate) fn section(
     embedder: &dyn Embedder,
     adapter: Option<&Adapter>,
     matrices: &[Vec<f32>],
+    tool_spans: &[(usize, usize)],
     dim: usize,
 ) -> crate::Result<QueryShiftMeta> {
     let texts: Vec<String> = ORDINARY_REQUESTS.iter().map(|s| s.to_string()).collect();
@@ -108,7 +123,19 @@ pub(crate) fn section(
         None => rows,
     };
     let c = centroid(&rows, dim);
-    Ok(query_shift(&c, texts.len(), &matrices[0], &matrices[1], dim))
+    let mut shift = query_shift(&c, texts.len(), &matrices[0], &matrices[1], dim);
+    examples_at_full_strength(&mut shift.tools, tool_spans);
+    Ok(shift)
+}
+
+/// Raises each example row's shift (every row of a span but its first) from the cards'
+/// strength to [`EXAMPLE_SHIFT_STRENGTH`].
+fn examples_at_full_strength(per_row: &mut [f32], spans: &[(usize, usize)]) {
+    for &(first, count) in spans {
+        for v in &mut per_row[first + 1..first + count] {
+            *v *= EXAMPLE_SHIFT_STRENGTH / QUERY_SHIFT_STRENGTH;
+        }
+    }
 }
 
 /// The mean of `vectors` (rows of width `dim`), not normalised.
@@ -157,6 +184,16 @@ mod tests {
         assert!((shift.tools[1] - QUERY_SHIFT_STRENGTH * 0.4).abs() < 1e-6);
         assert!(shift.skills.is_empty());
         assert_eq!(shift.requests, 2);
+    }
+
+    #[test]
+    fn a_tools_examples_lose_the_whole_centroid_and_its_card_a_quarter() {
+        // Tool 0: card and one example; tool 1: its card alone. All rows score 0.8 against c.
+        let mut per_row = vec![QUERY_SHIFT_STRENGTH * 0.8; 3];
+        examples_at_full_strength(&mut per_row, &[(0, 2), (2, 1)]);
+        assert!((per_row[0] - QUERY_SHIFT_STRENGTH * 0.8).abs() < 1e-6);
+        assert!((per_row[1] - EXAMPLE_SHIFT_STRENGTH * 0.8).abs() < 1e-6);
+        assert!((per_row[2] - QUERY_SHIFT_STRENGTH * 0.8).abs() < 1e-6);
     }
 
     #[test]

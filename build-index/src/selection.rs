@@ -11,9 +11,9 @@
 //!   standard score among all items (how many standard deviations it stands above the mean
 //!   item: the same measure on every model's cosine scale). Off-topic probes shipped with the
 //!   builder ([`OFF_TOPIC`], eight languages) are scored like tasks and the gate sits at their
-//!   90th percentile peak, but never above the 1st percentile of the catalog's own requests'
-//!   peaks (its examples; without examples, each item's card against the other items less
-//!   [`GATE_SLACK`]), so a catalog that really covers general topics keeps its recall. It never
+//!   90th percentile peak, but never above the 1st percentile of the peaks of each item's card
+//!   against the other items, less [`GATE_SLACK`] (nor above its examples' 1st percentile, when
+//!   that is lower), so a catalog that really covers general topics keeps its recall. It never
 //!   goes below [`MIN_GATE_Z`]; catalogs under [`MIN_GATED_ITEMS`] items are never gated.
 //! - **Mode margin**: every mode example scored against the modes in leave-one-out; the
 //!   semantic fallback decides only with a lead (best minus runner-up) at which leave-one-out
@@ -37,8 +37,9 @@ use switchyard_manifest::Catalog;
 /// budget grew from 32,768 tokens to 48 MiB of states, so large catalogs gain one. 8: MiniLM's
 /// share went from 0 to 0.5, and an index without a late section cannot say whether the share
 /// was 0 or the catalog over the budget, so every index rebuilds once. 9: the off-topic
-/// section.)
-pub const BUILDER_VERSION: u32 = 9;
+/// section. 10: examples may only lower the gate, and a tool's examples lose the whole
+/// centroid of ordinary requests.)
+pub const BUILDER_VERSION: u32 = 10;
 /// How many of each mode's examples ask a question (see `switchyard_lexical::question`), in
 /// the catalog's mode order.
 pub fn mode_questions(catalog: &Catalog) -> ModeQuestionsMeta {
@@ -249,30 +250,31 @@ fn gate(kind: &Kind<'_>, inputs: &Inputs<'_>) -> f32 {
     }
     let off: Vec<f32> =
         inputs.off_topic.chunks_exact(dim).map(|p| kind.peak(dim, p, None)).collect();
-    let mut own: Vec<f32> = Vec::new();
+    // Each item's card probes the other items (its own left out), a text about the catalog's
+    // subject that no item matches exactly: a lower bound on how much a real request stands
+    // out, less the slack.
+    let cards: Vec<f32> = (0..kind.spans.len().min(MAX_PROBES))
+        .map(|i| {
+            let mut c = kind.cosines(dim, kind.row(dim, kind.spans[i].0), None);
+            c[i] = f32::NEG_INFINITY;
+            let mut z = Vec::new();
+            standard_scores_into(&c, &mut z);
+            z.into_iter().fold(f32::NEG_INFINITY, f32::max)
+        })
+        .collect();
+    let cards_q = quantile(cards, OWN_QUANTILE).map_or(f32::INFINITY, |q| q - GATE_SLACK);
+    // The examples, each against the catalog without its own row, may only lower that bound:
+    // an example is written for its tool and stands out more than a colloquial request does, so
+    // a catalog with a few examples set the gate at its examples' lowest peak and left 13 of
+    // the warehouse catalog's 60 real tasks without a tool (`benches/RESULTS.md`, session 55).
+    let mut examples: Vec<f32> = Vec::new();
     for &(first, count) in kind.spans {
         for r in first + 1..first + count {
-            own.push(kind.peak(dim, kind.row(dim, r), Some(r)));
+            examples.push(kind.peak(dim, kind.row(dim, r), Some(r)));
         }
     }
-    let from_examples = !own.is_empty();
-    if !from_examples {
-        // No examples: each item's card probes the other items (its own left out), a text
-        // about the catalog's subject that no item matches exactly: a lower bound on how
-        // much a real request stands out.
-        own = (0..kind.spans.len().min(MAX_PROBES))
-            .map(|i| {
-                let mut c = kind.cosines(dim, kind.row(dim, kind.spans[i].0), None);
-                c[i] = f32::NEG_INFINITY;
-                let mut z = Vec::new();
-                standard_scores_into(&c, &mut z);
-                z.into_iter().fold(f32::NEG_INFINITY, f32::max)
-            })
-            .collect();
-    }
+    let own_q = quantile(examples, OWN_QUANTILE).map_or(cards_q, |q| q.min(cards_q));
     let off_q = quantile(off, OFF_TOPIC_QUANTILE).unwrap_or(MIN_GATE_Z);
-    let own_q = quantile(own, OWN_QUANTILE).unwrap_or(f32::INFINITY);
-    let own_q = if from_examples { own_q } else { own_q - GATE_SLACK };
     off_q.min(own_q).max(MIN_GATE_Z)
 }
 
