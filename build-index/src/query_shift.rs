@@ -18,9 +18,9 @@
 //! (`benches/RESULTS.md`): the default catalog's tool recall@3 0.886 -> 0.921 (e5-small); the
 //! warehouse and clinic catalogs given their English labelled tasks as examples (5-fold)
 //! 0.686 -> 0.719 and 0.768 -> 0.811 (in a trial build, strengths from 0.35 up gave the same
-//! figures: the examples then hardly ever lead). Skills keep
-//! the cards' strength: a catalog has a handful of skills, their examples carry skill recall,
-//! and shifting them too cost the default catalog 0.06 of skill recall@3 in a trial build.
+//! figures: the examples then hardly ever lead). Skills keep the cards' strength: a catalog has
+//! a handful of skills, their examples carry skill recall, and shifting them too cost the
+//! default catalog 0.06 of skill recall@3 in a trial build.
 //!
 //! The strength: 0.5 was chosen first on development splits (metatool's every tenth row,
 //! Seal-Tools' `dev`, the development warehouse catalog); on the report sets it cost Seal-Tools
