@@ -372,6 +372,27 @@ fn e5_builds_and_routes_portuguese_and_french() {
     assert_eq!((language.task_language.as_str(), language.strength), ("en", 0.0), "{language:?}");
 }
 
+#[test]
+fn on_a_catalog_in_another_language_an_english_task_stays_where_it_is() {
+    let Some(model) = model_or_skip("e5-small") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("es.idx");
+    let options =
+        switchyard_build_index::BuildOptions { own_attacks_only: true, ..Default::default() };
+    let catalog = root().join("tests/catalogs/dev-warehouse-es");
+    switchyard_build_index::build_to_file(&catalog, &out, model.as_ref(), &options).unwrap();
+    let router = RouterBuilder::new(&out).build(model).unwrap();
+    let language = |task: &str| router.route(task, &auto()).unwrap().language.expect("a check");
+    // Moved towards Spanish, an English request lost its tool (session 55): it is not moved.
+    let en = language("we need DHL to swing by at 3 for the pallets");
+    assert_eq!(en.catalog_language, "es", "{en:?}");
+    assert_eq!((en.task_language.as_str(), en.strength), ("en", 0.0), "{en:?}");
+    // A task in a third language still moves towards the catalog's.
+    let fr = language("envoie une étiquette de retour à M. Petit");
+    assert_eq!(fr.task_language, "fr", "{fr:?}");
+    assert!(fr.strength > 0.0, "{fr:?}");
+}
+
 /// Recall@k of tools on the default catalog's own examples, held out from the index: the index
 /// is built from descriptions only, then every example is routed (mode auto) and the tool it
 /// belongs to is looked for among the k best-scoring selected tools.

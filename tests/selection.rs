@@ -519,7 +519,8 @@ fn late_interaction_compares_the_task_with_each_item_token_by_token() {
     let second = wrapped.route(task, &RouteOptions::default()).unwrap();
     assert!(second.metrics.cache_hit && second.metrics.embedding_calls == 0);
 
-    // `fit` learns the share with the lexical weight, cross-validated, and writes it.
+    // `fit` learns the share with the lexical weight, cross-validated, and writes it when the
+    // held-out folds gain (else the index's own share stays).
     let cases = dir.path().join("cases.jsonl");
     let rows = std::fs::read_to_string(root().join("manifests/cases.jsonl")).unwrap();
     std::fs::write(&cases, rows.lines().take(24).collect::<Vec<_>>().join("\n")).unwrap();
@@ -534,7 +535,7 @@ fn late_interaction_compares_the_task_with_each_item_token_by_token() {
     let r = switchyard_eval::fit(&cfg, model, &switchyard_eval::no_progress).unwrap();
     assert_eq!(r.before.late_share, Some(0.8));
     let share = r.after.late_share.expect("an index with a late section fits its share");
-    assert!([0.0, 0.25, 0.5, 0.75, 1.0].contains(&share), "{share}");
+    assert!([0.0, 0.25, 0.5, 0.75, 0.8, 1.0].contains(&share), "{share}");
     let fitted = switchyard_format::Index::open(&out, &Default::default()).unwrap();
     assert_eq!(fitted.late().unwrap().blend, share);
 

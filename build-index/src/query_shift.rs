@@ -34,8 +34,15 @@ use switchyard_format::{QueryShiftMeta, dot};
 
 /// How much of the ordinary requests' centroid is taken from the task (0 = none, 1 = all).
 pub const QUERY_SHIFT_STRENGTH: f32 = 0.25;
-/// The same for a tool's example rows (every row of a tool but its first, the card): all of it.
+/// The same for a tool's example rows (every row of a tool but its first, the card): all of it,
+/// for a model whose requests share a common direction ([`COMMON_DIRECTION`]).
 pub const EXAMPLE_SHIFT_STRENGTH: f32 = 1.0;
+/// The norm of the ordinary requests' centroid from which any two requests stand near each
+/// other whatever they ask, and a tool's examples take the whole shift: multilingual-e5's is
+/// 0.90, MiniLM's 0.33 (MiniLM's examples keep the cards' strength: with the whole, one of the
+/// default catalog's off-topic probes opened its gate, and its tool recall@3 fell 0.793 ->
+/// 0.779; `benches/RESULTS.md`, session 55).
+pub const COMMON_DIRECTION: f32 = 0.6;
 
 /// Ordinary requests of every kind a user sends an assistant: work and private, short and
 /// long, in nine languages. Only their centroid is used.
@@ -124,7 +131,9 @@ pub(crate) fn section(
     };
     let c = centroid(&rows, dim);
     let mut shift = query_shift(&c, texts.len(), &matrices[0], &matrices[1], dim);
-    examples_at_full_strength(&mut shift.tools, tool_spans);
+    if dot(&c, &c).sqrt() >= COMMON_DIRECTION {
+        examples_at_full_strength(&mut shift.tools, tool_spans);
+    }
     Ok(shift)
 }
 

@@ -11,10 +11,11 @@
 //!   standard score among all items (how many standard deviations it stands above the mean
 //!   item: the same measure on every model's cosine scale). Off-topic probes shipped with the
 //!   builder ([`OFF_TOPIC`], eight languages) are scored like tasks and the gate sits at their
-//!   90th percentile peak, but never above the 1st percentile of the peaks of each item's card
-//!   against the other items, less [`GATE_SLACK`] (nor above its examples' 1st percentile, when
-//!   that is lower), so a catalog that really covers general topics keeps its recall. It never
-//!   goes below [`MIN_GATE_Z`]; catalogs under [`MIN_GATED_ITEMS`] items are never gated.
+//!   90th percentile peak, but never above the 1st percentile of the catalog's own requests'
+//!   peaks (its examples, from [`MIN_GATE_EXAMPLES`] of them; with fewer, each item's card
+//!   against the other items less [`GATE_SLACK`]), so a catalog that really covers general
+//!   topics keeps its recall. It never goes below [`MIN_GATE_Z`]; catalogs under
+//!   [`MIN_GATED_ITEMS`] items are never gated.
 //! - **Mode margin**: every mode example scored against the modes in leave-one-out; the
 //!   semantic fallback decides only with a lead (best minus runner-up) at which leave-one-out
 //!   precision reached [`MODE_PRECISION`]. Too few examples, or no such lead: the fallback is off
@@ -37,8 +38,8 @@ use switchyard_manifest::Catalog;
 /// budget grew from 32,768 tokens to 48 MiB of states, so large catalogs gain one. 8: MiniLM's
 /// share went from 0 to 0.5, and an index without a late section cannot say whether the share
 /// was 0 or the catalog over the budget, so every index rebuilds once. 9: the off-topic
-/// section. 10: examples may only lower the gate, and a tool's examples lose the whole
-/// centroid of ordinary requests.)
+/// section. 10: fewer than a hundred examples leave the gate to the cards, and a tool's
+/// examples lose the whole centroid of ordinary requests.)
 pub const BUILDER_VERSION: u32 = 10;
 /// How many of each mode's examples ask a question (see `switchyard_lexical::question`), in
 /// the catalog's mode order.
@@ -82,6 +83,9 @@ pub const OWN_QUANTILE: f32 = 0.01;
 /// stand out less (measured on Seal-Tools dev: the 1st percentile of its cards' peaks still
 /// shut out 15% of its queries; one deviation lower, 1%).
 pub const GATE_SLACK: f32 = 1.0;
+/// Fewest examples whose own peaks bound the gate (else the cards' bound holds): a hundred, so
+/// that their [`OWN_QUANTILE`] is not simply the lowest of a few.
+pub const MIN_GATE_EXAMPLES: usize = 100;
 /// Catalogs with fewer items keep their gate open: among `n` items no standard score can
 /// exceed `sqrt(n - 1)`, so a small catalog's peaks have no room to separate on- from
 /// off-topic (and it costs little to offer its tools).
@@ -263,17 +267,22 @@ fn gate(kind: &Kind<'_>, inputs: &Inputs<'_>) -> f32 {
         })
         .collect();
     let cards_q = quantile(cards, OWN_QUANTILE).map_or(f32::INFINITY, |q| q - GATE_SLACK);
-    // The examples, each against the catalog without its own row, may only lower that bound:
-    // an example is written for its tool and stands out more than a colloquial request does, so
-    // a catalog with a few examples set the gate at its examples' lowest peak and left 13 of
-    // the warehouse catalog's 60 real tasks without a tool (`benches/RESULTS.md`, session 55).
+    // The examples, each against the catalog without its own row, give the bound instead once
+    // there are enough of them for their 1st percentile to be more than their lowest: with a
+    // few, an example is written for its tool and stands out more than a colloquial request
+    // does, and the warehouse catalog given 12 examples closed 13 of its 60 real tasks
+    // (`benches/RESULTS.md`, session 55).
     let mut examples: Vec<f32> = Vec::new();
     for &(first, count) in kind.spans {
         for r in first + 1..first + count {
             examples.push(kind.peak(dim, kind.row(dim, r), Some(r)));
         }
     }
-    let own_q = quantile(examples, OWN_QUANTILE).map_or(cards_q, |q| q.min(cards_q));
+    let own_q = if examples.len() >= MIN_GATE_EXAMPLES {
+        quantile(examples, OWN_QUANTILE).unwrap_or(cards_q)
+    } else {
+        cards_q
+    };
     let off_q = quantile(off, OFF_TOPIC_QUANTILE).unwrap_or(MIN_GATE_Z);
     off_q.min(own_q).max(MIN_GATE_Z)
 }

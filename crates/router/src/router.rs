@@ -401,7 +401,10 @@ impl Router {
             (Space::Model, Some(e), Some(iv)) if self.off_topic_applies() => {
                 tools_prescored =
                     self.score_hybrid(&self.tools, iv, space, &terms, scratch).is_some();
-                let foreign = language.as_ref().is_some_and(|l| l.strength > 0.0);
+                // Another language than the catalog's, moved or not (an English task is not).
+                let foreign = language
+                    .as_ref()
+                    .is_some_and(|l| l.margin > 0.0 && l.task_language != l.catalog_language);
                 tools_prescored.then(|| self.off_topic_check(e, foreign, scratch)).flatten()
             }
             _ => None,
