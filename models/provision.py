@@ -86,9 +86,10 @@ MODELS = {
         "off_topic_margin": 0.02,
         # A task in another language than the catalog moves twice the offset between its
         # language's centroid of ordinary requests and the catalog's, in full once its language
-        # beats the catalog's by 0.02 cosine (benches/RESULTS.md, session 41). MiniLM, trained on
+        # beats the catalog's by 0.02 cosine (benches/RESULTS.md, session 41); an English task
+        # never moves, whatever the catalog's language (session 55). MiniLM, trained on
         # English, has none.
-        "language_shift": (2.0, 0.02),
+        "language_shift": (2.0, 0.02, ["en"]),
         # No "screen_layer": reading layer 8 beside the final vector lifts JailbreakBench recall
         # 0.784 -> 0.840, but misses a French instruction packed into a document and drops more
         # code and logs (benches/RESULTS.md, session 44); `build-index --screen-layer 8` opts in.
@@ -166,6 +167,12 @@ def toml_str(s):
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
+def language_shift_line(strength, full_margin, unmoved):
+    codes = ", ".join(toml_str(code) for code in unmoved)
+    return (f"language_shift = {{ strength = {strength}, full_margin = {full_margin}, "
+            f"unmoved = [{codes}] }}")
+
+
 def model_toml(name, spec):
     lines = [
         "# Written by models/provision.py; do not edit (the digests are checked on load).",
@@ -179,8 +186,7 @@ def model_toml(name, spec):
         f"max_tokens = {spec['max_tokens']}",
         *([f"late_interaction = {spec['late_interaction']}"] if "late_interaction" in spec else []),
         *([f"off_topic_margin = {spec['off_topic_margin']}"] if "off_topic_margin" in spec else []),
-        *([f"language_shift = {{ strength = {spec['language_shift'][0]}, full_margin = {spec['language_shift'][1]} }}"]
-          if "language_shift" in spec else []),
+        *([language_shift_line(*spec["language_shift"])] if "language_shift" in spec else []),
         *([f"screen_layer = {spec['screen_layer']}"] if "screen_layer" in spec else []),
         f"license = {toml_str(spec['license'])}",
         'attribution = "ATTRIBUTION"',

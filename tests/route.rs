@@ -391,6 +391,46 @@ fn on_a_catalog_in_another_language_an_english_task_stays_where_it_is() {
     let fr = language("envoie une étiquette de retour à M. Petit");
     assert_eq!(fr.task_language, "fr", "{fr:?}");
     assert!(fr.strength > 0.0, "{fr:?}");
+
+    // English stays because the model's settings say so (written into the index), not because
+    // the router knows English: the same index with no language unmoved moves it.
+    let index =
+        switchyard_format::Index::open(&out, &switchyard_format::OpenOptions::new()).unwrap();
+    assert_eq!(index.language_shift().unwrap().unmoved, ["en"]);
+    let mut shift = index.language_shift().unwrap().clone();
+    shift.unmoved.clear();
+    let mut w = switchyard_format::IndexWriter::from_index(&index).unwrap();
+    w.language_shift(&shift).unwrap();
+    let all_move = dir.path().join("es-all-move.idx");
+    w.write(&all_move).unwrap();
+    let router = RouterBuilder::new(&all_move).build(Arc::clone(router.embedder())).unwrap();
+    let en = router.route("we need DHL to swing by at 3 for the pallets", &auto()).unwrap();
+    let en = en.language.expect("a check");
+    assert_eq!(en.task_language, "en", "{en:?}");
+    assert!(en.strength > 0.0, "{en:?}");
+}
+
+#[test]
+fn a_model_setting_that_leaves_an_unknown_language_unmoved_is_refused_naming_the_field() {
+    let mut model = common::Rewrapped::new(Arc::new(switchyard_embed::HashEmbedder::new(64)));
+    model.info.language_shift = Some(switchyard_embed::LanguageShift {
+        strength: 2.0,
+        full_margin: 0.02,
+        unmoved: vec!["en".into(), "english".into()],
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.idx");
+    let e = switchyard_build_index::build_to_file(
+        &root().join("tests/catalogs/dev-warehouse-es"),
+        &out,
+        &model,
+        &Default::default(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("model.toml field `language_shift.unmoved`"), "{e}");
+    assert!(e.contains(r#""english" is not a language"#) && e.contains("en, "), "{e}");
+    assert!(!out.exists());
 }
 
 /// Recall@k of tools on the default catalog's own examples, held out from the index: the index

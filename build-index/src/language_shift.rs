@@ -264,9 +264,23 @@ pub(crate) fn section(
     catalog: &Catalog,
     has_adapter: bool,
 ) -> crate::Result<Option<LanguageShiftMeta>> {
-    let Some(settings) = embedder.info().language_shift.filter(|_| !has_adapter) else {
+    let Some(settings) = embedder.info().language_shift.clone().filter(|_| !has_adapter) else {
         return Ok(None);
     };
+    if let Some(unknown) =
+        settings.unmoved.iter().find(|l| !REQUESTS_BY_LANGUAGE.iter().any(|(x, _)| x == l))
+    {
+        let known: Vec<&str> = REQUESTS_BY_LANGUAGE.iter().map(|(l, _)| *l).collect();
+        return Err(crate::BuildError::ModelSetting {
+            model: embedder.info().name.clone(),
+            field: "language_shift.unmoved",
+            message: format!(
+                "{unknown:?} is not a language the builder has ordinary requests for; use codes \
+                 among {}",
+                known.join(", ")
+            ),
+        });
+    }
     let dim = embedder.info().dim;
     let texts: Vec<String> = REQUESTS_BY_LANGUAGE
         .iter()
@@ -293,6 +307,7 @@ pub(crate) fn section(
         catalog_language: language
             .and_then(|l| REQUESTS_BY_LANGUAGE.iter().position(|(x, _)| *x == l))
             .map(|i| i as u32),
+        unmoved: settings.unmoved,
     }))
 }
 

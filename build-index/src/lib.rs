@@ -102,6 +102,16 @@ pub enum BuildError {
     /// The query adapter cannot be used with this model.
     #[error(transparent)]
     Adapter(#[from] switchyard_adapter::AdapterError),
+    /// A setting in the model's `model.toml` that this builder cannot use.
+    #[error("model {model}: model.toml field `{field}`: {message}")]
+    ModelSetting {
+        /// The model.
+        model: String,
+        /// The field (`language_shift.unmoved`).
+        field: &'static str,
+        /// What is wrong and how to fix it.
+        message: String,
+    },
     /// The model returned vectors of the wrong width.
     #[error("model {model} returned a vector of width {found} for {text:?}, expected {expected}")]
     BadVector {

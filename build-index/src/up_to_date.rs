@@ -27,12 +27,13 @@ pub fn off_topic_matches(existing: &Index, embedder: &dyn Embedder) -> bool {
 /// requests: the same strength, margin and languages, or no section for a model without one
 /// (or an index with a query adapter, which never has one).
 pub fn language_shift_matches(existing: &Index, embedder: &dyn Embedder) -> bool {
-    let expected = embedder.info().language_shift.filter(|_| existing.adapter().is_none());
+    let expected = embedder.info().language_shift.as_ref().filter(|_| existing.adapter().is_none());
     match (existing.language_shift(), expected) {
         (None, None) => true,
         (Some(s), Some(e)) => {
             s.strength == e.strength
                 && s.full_margin == e.full_margin
+                && s.unmoved == e.unmoved
                 && s.requests.len() == REQUESTS_BY_LANGUAGE.len()
                 && REQUESTS_BY_LANGUAGE
                     .iter()

@@ -75,9 +75,9 @@ pub struct ModelInfo {
     pub screen_layer: Option<usize>,
 }
 
-/// The language shift's settings (`language_shift = { strength = 2.0, full_margin = 0.02 }`
-/// in `model.toml`).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+/// The language shift's settings (`language_shift = { strength = 2.0, full_margin = 0.02,
+/// unmoved = ["en"] }` in `model.toml`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LanguageShift {
     /// How far the task moves, in units of the offset between its language's centroid of
@@ -87,6 +87,18 @@ pub struct LanguageShift {
     /// catalog's for the whole strength to apply; less gives a share of it, so a task read as
     /// another language by a hair is hardly moved.
     pub full_margin: f32,
+    /// Languages (codes: `en`, `es`, ...) whose tasks are never moved, whatever the catalog's
+    /// language: the one the model was trained on most meets a catalog in any language best as
+    /// it is (multilingual-e5's English, `benches/RESULTS.md`, session 55). Absent: English,
+    /// which is what indexes built before the setting existed assume; `[]` moves every
+    /// language. The index builder refuses a code it has no ordinary requests for.
+    #[serde(default = "default_unmoved")]
+    pub unmoved: Vec<String>,
+}
+
+/// English: see [`LanguageShift::unmoved`].
+fn default_unmoved() -> Vec<String> {
+    vec!["en".to_string()]
 }
 
 impl LanguageShift {
@@ -280,7 +292,7 @@ impl ResolvedModel {
             fingerprint: self.fingerprint(),
             late_interaction: self.spec.late_interaction.unwrap_or(DEFAULT_LATE_INTERACTION),
             off_topic_margin: self.spec.off_topic_margin,
-            language_shift: self.spec.language_shift,
+            language_shift: self.spec.language_shift.clone(),
             screen_layer: self.spec.screen_layer,
         }
     }
@@ -378,7 +390,7 @@ pub fn from_dir(dir: &Path) -> Result<ResolvedModel> {
                 format!("{e}; re-run `python3 models/provision.py`"),
             )
         })?;
-        if let Some(shift) = spec.language_shift.filter(|s| !s.is_valid()) {
+        if let Some(shift) = spec.language_shift.as_ref().filter(|s| !s.is_valid()) {
             return Err(EmbedError::bad(
                 &toml_path,
                 "language_shift",
@@ -627,7 +639,12 @@ tokenizer = {{ path = "tokenizer.json", sha256 = "00", bytes = 2 }}
         let spec: ModelSpec = toml::from_str(&text).unwrap();
         let shift = spec.language_shift.unwrap();
         assert_eq!((shift.strength, shift.full_margin), (2.0, 0.02));
+        assert_eq!(shift.unmoved, ["en"], "absent, English stays where it is");
         assert!(shift.is_valid());
+        let none_unmoved =
+            model_toml("language_shift = { strength = 2.0, full_margin = 0.02, unmoved = [] }");
+        let spec: ModelSpec = toml::from_str(&none_unmoved).unwrap();
+        assert!(spec.language_shift.unwrap().unmoved.is_empty());
         let dir = tempfile::tempdir().unwrap();
         let bad = model_toml("language_shift = { strength = 2.0, full_margin = 0.0 }");
         std::fs::write(dir.path().join("model.toml"), bad).unwrap();

@@ -195,7 +195,7 @@ impl Index {
             decode_optional(optional(SectionKind::ScreenRequest), ScreenRequestMeta::decode_any)?;
         let off_topic = decode_optional(optional(SectionKind::OffTopic), OffTopicMeta::decode)?;
         let language_shift =
-            decode_optional(optional(SectionKind::LanguageShift), LanguageShiftMeta::decode)?;
+            decode_optional(optional(SectionKind::LanguageShift), LanguageShiftMeta::decode_any)?;
         let screen_family_hidden = decode_optional(
             optional(SectionKind::ScreenFamilyHidden),
             ScreenFamilyHiddenMeta::decode,

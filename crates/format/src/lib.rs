@@ -50,7 +50,8 @@
 //! [`OffTopicMeta`]: general topics a task may be nearer to than to any item, only beside
 //! `selection`), then, optional from version 18 on, `language_shift` (bincode
 //! [`LanguageShiftMeta`]: ordinary requests' centroid per language and the catalog's language,
-//! only beside `selection`), then, optional from version 19 on, `screen_family_hidden` (bincode
+//! only beside `selection`; version 21 added the languages never moved at the end, and a
+//! version 18 to 20 section still reads, with English unmoved), then, optional from version 19 on, `screen_family_hidden` (bincode
 //! [`ScreenFamilyHiddenMeta`]: the family heads' hidden layers, only beside `screen_families`),
 //! then, optional from version 20 on, `screen_layer` (bincode [`ScreenLayerMeta`]: the middle
 //! layer the screen's heads read beside the final vector, only beside `screen`; the heads'
@@ -62,8 +63,9 @@
 //! version 9 files (no mode questions), version 10 files (no late interaction), version 11
 //! files (late interaction without token ids), version 12 files (no prompts) and version 13
 //! files (no request contrast), version 15 files (no off-topic check) and version 16 files
-//! (no sentence pieces), version 17 files (no language shift) and version 18 files (no family
-//! hidden layers) still open.
+//! (no sentence pieces), version 17 files (no language shift), version 18 files (no family
+//! hidden layers), version 19 files (no middle layer) and version 18 to 20 files (a language
+//! shift without its unmoved languages: English is) still open.
 //!
 //! **Payloads**: every offset is a multiple of 64; matrices are row-major f32 with `stride` =
 //! `dim` rounded up to 16 floats, so each row starts on a 64-byte boundary; all padding is zero.

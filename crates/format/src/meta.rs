@@ -371,9 +371,52 @@ pub struct LanguageShiftMeta {
     /// The catalog's language (an index into `languages`); `None`: not clear from its texts, and
     /// no task is shifted.
     pub catalog_language: Option<u32>,
+    /// Languages whose tasks are never moved, whatever the catalog's language (codes among
+    /// `languages`; version 21 on). The model's setting: multilingual-e5 matches English
+    /// requests with a catalog in any language best as they are.
+    pub unmoved: Vec<String>,
 }
 
 bincode_codec!(LanguageShiftMeta, "language shift metadata");
+
+/// [`LanguageShiftMeta`] as versions 18 to 20 wrote it, before the unmoved languages.
+#[derive(Deserialize)]
+struct LanguageShiftMetaV20 {
+    strength: f32,
+    full_margin: f32,
+    languages: Vec<String>,
+    requests: Vec<u32>,
+    centroids: Vec<f32>,
+    catalog_language: Option<u32>,
+}
+
+impl LanguageShiftMeta {
+    /// What a version 18 to 20 section leaves unmoved: English, as the router has treated every
+    /// such index since English tasks stopped moving (session 55), before the setting was the
+    /// model's and written into the index.
+    pub const UNMOVED_BEFORE_V21: &'static str = "en";
+
+    /// Decodes the section as this version writes it, or as versions 18 to 20 did (then with
+    /// English unmoved, [`Self::UNMOVED_BEFORE_V21`]). Each layout decodes only its own bytes
+    /// (`decode` refuses trailing or missing bytes), so trying both is unambiguous.
+    pub fn decode_any(bytes: &[u8]) -> std::result::Result<Self, String> {
+        Self::decode(bytes).or_else(|err| {
+            let config = bincode::config::standard().with_limit::<{ 64 << 20 }>();
+            match bincode::serde::decode_from_slice::<LanguageShiftMetaV20, _>(bytes, config) {
+                Ok((v, used)) if used == bytes.len() => Ok(Self {
+                    strength: v.strength,
+                    full_margin: v.full_margin,
+                    languages: v.languages,
+                    requests: v.requests,
+                    centroids: v.centroids,
+                    catalog_language: v.catalog_language,
+                    unmoved: vec![Self::UNMOVED_BEFORE_V21.to_string()],
+                }),
+                _ => Err(err),
+            }
+        })
+    }
+}
 
 /// How one mode's examples are phrased: how many there are and how many ask a question.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -549,6 +549,12 @@ pub(crate) fn language_shift(index: &Index) -> Result<()> {
     if shift.catalog_language.is_some_and(|c| c as usize >= n) {
         return Err(bad(format!("catalog language {:?} of {n}", shift.catalog_language)));
     }
+    if let Some(unknown) = shift.unmoved.iter().find(|l| !shift.languages.contains(l)) {
+        return Err(bad(format!(
+            "unmoved language {unknown:?} is not among {:?}",
+            shift.languages
+        )));
+    }
     if shift.centroids.iter().chain([&shift.strength, &shift.full_margin]).any(|x| !x.is_finite())
         || shift.full_margin <= 0.0
     {

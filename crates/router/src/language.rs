@@ -6,15 +6,12 @@
 //! request in another, so a Spanish task scores an English catalog's rows through that offset
 //! and its tool can fall out of the top 3. Adding the offset between the two languages'
 //! centroids of ordinary requests takes most of it away. An English task is never moved, on a
-//! catalog in any language ([`HOME_LANGUAGE`]); one read as another language by a hair is
+//! catalog in any language (the model's unmoved languages,
+//! [`switchyard_format::LanguageShiftMeta::unmoved`]); one read as another language by a hair is
 //! hardly moved (the ramp).
 
 use crate::decision::LanguageCheck;
 use crate::router::Router;
-
-/// The language whose tasks the shift never moves: the one multilingual-e5 was trained on most,
-/// whose requests meet a catalog in any language best as they are.
-pub(crate) const HOME_LANGUAGE: &str = "en";
 
 impl Router {
     /// The task's language against the catalog's and, when the task is moved, the offset to
@@ -39,13 +36,14 @@ impl Router {
         let task = (0..cosines.len()).fold(0, |b, i| if cosines[i] > cosines[b] { i } else { b });
         let margin = cosines[task] - cosines[catalog];
         let ramp = (margin / shift.full_margin).clamp(0.0, 1.0);
-        // An English task is never moved: multilingual-e5 matches English requests with any
-        // catalog best as they are. Moved towards another language's centroid, English tasks
-        // lost 2 of 12 tool picks on the Spanish development catalog and 1 of 11 on the German
-        // held-out one (`benches/RESULTS.md`, session 55). Tasks in other languages still move
-        // towards the catalog's, whatever its language.
-        let home = shift.languages[task] == HOME_LANGUAGE;
-        let strength = if task == catalog || home { 0.0 } else { shift.strength * ramp };
+        // A task in an unmoved language (the model's setting: English for e5) is never moved.
+        // multilingual-e5 matches English requests with any catalog best as they are: moved
+        // towards another language's centroid, English tasks lost 2 of 12 tool picks on the
+        // Spanish development catalog and 1 of 11 on the German held-out one
+        // (`benches/RESULTS.md`, session 55). Tasks in other languages still move towards the
+        // catalog's, whatever its language.
+        let unmoved = shift.unmoved.contains(&shift.languages[task]);
+        let strength = if task == catalog || unmoved { 0.0 } else { shift.strength * ramp };
         let check = LanguageCheck {
             task_language: shift.languages[task].clone(),
             catalog_language: shift.languages[catalog].clone(),

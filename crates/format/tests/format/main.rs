@@ -171,6 +171,7 @@ fn sample_language_shift() -> LanguageShiftMeta {
         requests: vec![16, 16],
         centroids: [unit(20), unit(21)].concat(),
         catalog_language: Some(0),
+        unmoved: vec!["en".into()],
     }
 }
 
@@ -462,7 +463,7 @@ fn errors_are_distinct_and_verbatim() {
     b[8..12].copy_from_slice(&99u32.to_le_bytes());
     assert_eq!(
         open_err(&b),
-        "index <memory>: format version 99 is not supported (this build reads 1..=20); rebuild it with switchyard build-index"
+        "index <memory>: format version 99 is not supported (this build reads 1..=21); rebuild it with switchyard build-index"
     );
     let mut b = good.clone();
     b[28] ^= 1;

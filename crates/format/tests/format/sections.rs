@@ -315,6 +315,13 @@ fn the_language_shift_round_trips_only_beside_a_selection_with_one_centroid_per_
     let mut flat = sample_language_shift();
     flat.full_margin = 0.0;
     assert!(refused(flat).contains("the full margin is not positive"));
+    let mut unknown = sample_language_shift();
+    unknown.unmoved = vec!["xx".into()];
+    let e = refused(unknown);
+    assert!(
+        e.contains(r#"language_shift: unmoved language "xx" is not among ["en", "es"]"#),
+        "{e}"
+    );
     let mut w = IndexWriter::new(DIM, [0xab; 16]);
     w.language_shift(&sample_language_shift()).unwrap();
     w.matrix(SectionKind::Tools, unit(1)).unwrap();
@@ -640,4 +647,15 @@ fn a_screen_layer_doubles_every_heads_width_and_a_head_of_the_old_width_is_refus
     w.meta(&sample_meta()).unwrap();
     let e = w.to_bytes().map(|_| ()).unwrap_err().to_string();
     assert!(e.contains("a screen layer was set without a screen section"), "{e}");
+}
+
+#[test]
+fn a_language_shift_written_before_version_21_reads_with_english_unmoved() {
+    let dir = format!("{}/../../tests/fixtures", env!("CARGO_MANIFEST_DIR"));
+    for v in 18..=20 {
+        let path = format!("{dir}/index_v{v}.bin");
+        let index = Index::open(std::path::Path::new(&path), &OpenOptions::new()).unwrap();
+        let shift = index.language_shift().unwrap_or_else(|| panic!("{path}: no language shift"));
+        assert_eq!(shift.unmoved, vec!["en".to_string()], "{path}");
+    }
 }
