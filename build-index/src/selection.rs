@@ -254,35 +254,38 @@ fn gate(kind: &Kind<'_>, inputs: &Inputs<'_>) -> f32 {
     }
     let off: Vec<f32> =
         inputs.off_topic.chunks_exact(dim).map(|p| kind.peak(dim, p, None)).collect();
-    // Each item's card probes the other items (its own left out), a text about the catalog's
-    // subject that no item matches exactly: a lower bound on how much a real request stands
-    // out, less the slack.
-    let cards: Vec<f32> = (0..kind.spans.len().min(MAX_PROBES))
-        .map(|i| {
-            let mut c = kind.cosines(dim, kind.row(dim, kind.spans[i].0), None);
-            c[i] = f32::NEG_INFINITY;
-            let mut z = Vec::new();
-            standard_scores_into(&c, &mut z);
-            z.into_iter().fold(f32::NEG_INFINITY, f32::max)
-        })
-        .collect();
-    let cards_q = quantile(cards, OWN_QUANTILE).map_or(f32::INFINITY, |q| q - GATE_SLACK);
-    // The examples, each against the catalog without its own row, give the bound instead once
-    // there are enough of them for their 1st percentile to be more than their lowest: with a
-    // few, an example is written for its tool and stands out more than a colloquial request
-    // does, and the warehouse catalog given 12 examples closed 13 of its 60 real tasks
+    // The examples, each against the catalog without its own row, bound the gate once there
+    // are enough of them for their 1st percentile to be more than their lowest: with a few, an
+    // example is written for its tool and stands out more than a colloquial request does, and
+    // the warehouse catalog given 12 examples closed 13 of its 60 real tasks
     // (`benches/RESULTS.md`, session 55).
-    let mut examples: Vec<f32> = Vec::new();
-    for &(first, count) in kind.spans {
-        for r in first + 1..first + count {
-            examples.push(kind.peak(dim, kind.row(dim, r), Some(r)));
-        }
-    }
-    let own_q = if examples.len() >= MIN_GATE_EXAMPLES {
-        quantile(examples, OWN_QUANTILE).unwrap_or(cards_q)
+    let example_rows: usize = kind.spans.iter().map(|&(_, count)| count.saturating_sub(1)).sum();
+    let own_q = if example_rows >= MIN_GATE_EXAMPLES {
+        let examples: Vec<f32> = kind
+            .spans
+            .iter()
+            .flat_map(|&(first, count)| first + 1..first + count)
+            .map(|r| kind.peak(dim, kind.row(dim, r), Some(r)))
+            .collect();
+        quantile(examples, OWN_QUANTILE)
     } else {
-        cards_q
+        None
     };
+    // With fewer, each item's card probes the other items (its own left out), a text about
+    // the catalog's subject that no item matches exactly: a lower bound on how much a real
+    // request stands out, less the slack.
+    let own_q = own_q.unwrap_or_else(|| {
+        let cards: Vec<f32> = (0..kind.spans.len().min(MAX_PROBES))
+            .map(|i| {
+                let mut c = kind.cosines(dim, kind.row(dim, kind.spans[i].0), None);
+                c[i] = f32::NEG_INFINITY;
+                let mut z = Vec::new();
+                standard_scores_into(&c, &mut z);
+                z.into_iter().fold(f32::NEG_INFINITY, f32::max)
+            })
+            .collect();
+        quantile(cards, OWN_QUANTILE).map_or(f32::INFINITY, |q| q - GATE_SLACK)
+    });
     let off_q = quantile(off, OFF_TOPIC_QUANTILE).unwrap_or(MIN_GATE_Z);
     off_q.min(own_q).max(MIN_GATE_Z)
 }
