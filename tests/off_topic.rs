@@ -186,3 +186,43 @@ fn fit_lowers_the_off_topic_margin_when_unrelated_tasks_stay_open_and_keeps_real
     let e = e.unwrap_err().to_string();
     assert!(e.contains("was built from other manifests"), "{e}");
 }
+
+/// A catalog written in Spanish also gets the general topics in Spanish (after the English
+/// rows, under the English names), so a Spanish task about jokes meets a Spanish card of the
+/// topic as an English task meets the English one; an English catalog keeps the English topics
+/// alone. A hash embedder scores shared words only, so without the Spanish cards the Spanish
+/// task would share no word with any topic.
+#[test]
+fn a_catalog_in_another_language_gets_the_general_topics_in_its_language_too() {
+    let mut model = Rewrapped::new(Arc::new(switchyard_embed::HashEmbedder::new(256)));
+    model.info.off_topic_margin = Some(0.02);
+    let model: Arc<dyn switchyard_embed::Embedder> = Arc::new(model);
+    let dir = tempfile::tempdir().unwrap();
+    let topics = switchyard_build_index::GENERAL_TOPICS.len();
+    let english =
+        build(&root().join("tests/catalogs/dev-warehouse"), model.as_ref(), dir.path(), "en.idx");
+    let index = switchyard_format::Index::open(&english, &Default::default()).unwrap();
+    let off = index.off_topic().unwrap();
+    assert_eq!(off.names.len() + off.covered.len(), topics, "{:?}", off.covered);
+
+    let spanish = build(
+        &root().join("tests/catalogs/dev-warehouse-es"),
+        model.as_ref(),
+        dir.path(),
+        "es.idx",
+    );
+    let index = switchyard_format::Index::open(&spanish, &Default::default()).unwrap();
+    let off = index.off_topic().unwrap();
+    let kept = topics - off.covered.len();
+    assert_eq!(off.names.len(), 2 * kept, "{:?}", off.covered);
+    assert_eq!(off.names[..kept], off.names[kept..], "the Spanish rows carry the English names");
+    assert!(off.names.contains(&"jokes".to_string()), "{:?}", off.covered);
+
+    let router = RouterBuilder::new(&spanish).build(Arc::clone(&model)).unwrap();
+    let d = router
+        .route("cuéntame un chiste o una historia graciosa", &RouteOptions::default())
+        .unwrap();
+    let check = d.off_topic.unwrap();
+    assert!(check.closed && check.topic == "jokes", "{check:?}");
+    assert!(d.tools.is_empty(), "{:?}", d.tools);
+}

@@ -257,6 +257,11 @@ pub fn catalog_language<'a>(texts: impl IntoIterator<Item = &'a str>) -> Option<
     (best >= 2 * next && best > 0 && 4 * best >= texts_seen).then(|| FUNCTION_WORDS[order[0]].0)
 }
 
+/// The catalog's language, read from its tools' names and descriptions ([`catalog_language`]).
+pub(crate) fn language_of(catalog: &Catalog) -> Option<&'static str> {
+    catalog_language(catalog.tools.iter().flat_map(|t| [t.name.as_str(), t.description.as_str()]))
+}
+
 /// The section for `catalog`, or `None` for a model without a language shift (or an index
 /// whose rows are in a query adapter's space, which the centroids are not).
 pub(crate) fn section(
@@ -295,9 +300,7 @@ pub(crate) fn section(
         centroids.extend(crate::query_shift::centroid(rows, dim));
         start += requests.len();
     }
-    let language = catalog_language(
-        catalog.tools.iter().flat_map(|t| [t.name.as_str(), t.description.as_str()]),
-    );
+    let language = language_of(catalog);
     Ok(Some(LanguageShiftMeta {
         strength: settings.strength,
         full_margin: settings.full_margin,

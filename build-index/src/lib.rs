@@ -21,6 +21,7 @@ mod cascade;
 mod family;
 mod late;
 pub use crate::late::LATE_STATE_BUDGET;
+mod general_topics;
 mod language_shift;
 mod logistic;
 mod mlp;
@@ -45,6 +46,7 @@ pub use up_to_date::{
 mod vector_cache;
 
 pub use crate::cascade::{DEFAULT_MARGIN, DEFAULT_MIN_COVERAGE};
+pub use crate::general_topics::GENERAL_TOPICS_TRANSLATED;
 pub use crate::language_shift::{REQUESTS_BY_LANGUAGE, catalog_language};
 pub use crate::off_topic::{COVERAGE_SLACK, GENERAL_TOPICS};
 pub use crate::query_shift::{ORDINARY_REQUESTS, QUERY_SHIFT_STRENGTH};
@@ -423,7 +425,7 @@ pub fn build_bytes_with(
             };
             let cards = [card(&matrices[0], &tool_spans_u), card(&matrices[1], &skill_spans_u)];
             let cards: Vec<&[f32]> = cards.iter().flatten().map(Vec::as_slice).collect();
-            off_topic::section(embedder, &cards)?
+            off_topic::section(embedder, &cards, language_shift::language_of(catalog))?
         }
     };
     // The static space approximates the model's own vectors, not the adapter's: an index with

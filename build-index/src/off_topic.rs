@@ -21,13 +21,15 @@
 //! the adapter's space, the topics in the model's.
 
 use crate::Result;
+use crate::general_topics::GENERAL_TOPICS_TRANSLATED;
 use crate::rows::{TextKind, embed_all_as};
 use switchyard_embed::Embedder;
 use switchyard_format::{OffTopicMeta, dot};
 
 /// General topics, as cards: what people ask an assistant that a tool catalog does not do.
 /// Written for switchyard before any result on them (session 34), in English: the cards are
-/// compared with tasks in any language by a multilingual model.
+/// compared with tasks in any language by a multilingual model, and a catalog in another
+/// language also gets them in its own where they are translated ([`GENERAL_TOPICS_TRANSLATED`]).
 pub const GENERAL_TOPICS: &[&str] = &[
     "general knowledge: Answer trivia questions about history, geography, science and famous people.",
     "jokes: Tell a joke or a funny story.",
@@ -73,28 +75,54 @@ fn topic_name(card: &str) -> &str {
 }
 
 /// The section for a catalog whose tools and skills cards are `cards` (unit rows in the
-/// model's space), or `None` when the model has no margin.
-pub(crate) fn section(embedder: &dyn Embedder, cards: &[&[f32]]) -> Result<Option<OffTopicMeta>> {
+/// model's space) and whose language is `language` (see `catalog_language`), or `None` when
+/// the model has no margin. A catalog in a language with translated topics
+/// ([`GENERAL_TOPICS_TRANSLATED`]) gets them too, after the English rows and under the same
+/// names; a topic the catalog serves in either language is left out in both.
+pub(crate) fn section(
+    embedder: &dyn Embedder,
+    cards: &[&[f32]],
+    language: Option<&str>,
+) -> Result<Option<OffTopicMeta>> {
     let Some(margin) = embedder.info().off_topic_margin else { return Ok(None) };
-    let topics: Vec<String> = GENERAL_TOPICS.iter().map(|s| s.to_string()).collect();
-    let docs = embed_all_as(embedder, &topics, TextKind::Document, None)?;
-    let requests = embed_all_as(embedder, &topics, TextKind::Query, None)?;
+    let native = GENERAL_TOPICS_TRANSLATED
+        .iter()
+        .find(|(l, _)| language == Some(*l))
+        .map(|(_, topics)| *topics);
+    let versions: Vec<&[&str]> = std::iter::once(GENERAL_TOPICS).chain(native).collect();
     let best_card = |v: &[f32]| cards.iter().map(|c| dot(v, c)).fold(f32::NEG_INFINITY, f32::max);
-    let (mut names, mut rows, mut covered) = (Vec::new(), Vec::new(), Vec::new());
-    for (i, card) in GENERAL_TOPICS.iter().enumerate() {
-        let other_topics = docs
-            .iter()
-            .enumerate()
-            .filter(|&(j, _)| j != i)
-            .map(|(_, d)| dot(&requests[i], d))
-            .fold(f32::NEG_INFINITY, f32::max);
-        if best_card(&requests[i]) > other_topics - COVERAGE_SLACK {
-            covered.push(topic_name(card).to_string());
-        } else {
+    let mut served = vec![false; GENERAL_TOPICS.len()];
+    let mut docs_by_version = Vec::with_capacity(versions.len());
+    for topics in &versions {
+        let texts: Vec<String> = topics.iter().map(|s| s.to_string()).collect();
+        let docs = embed_all_as(embedder, &texts, TextKind::Document, None)?;
+        let requests = embed_all_as(embedder, &texts, TextKind::Query, None)?;
+        // A topic's request nearer to a catalog card than to every other topic (in the same
+        // language) is something the catalog does.
+        for (i, request) in requests.iter().enumerate() {
+            let other_topics = docs
+                .iter()
+                .enumerate()
+                .filter(|&(j, _)| j != i)
+                .map(|(_, d)| dot(request, d))
+                .fold(f32::NEG_INFINITY, f32::max);
+            served[i] |= best_card(request) > other_topics - COVERAGE_SLACK;
+        }
+        docs_by_version.push(docs);
+    }
+    let (mut names, mut rows) = (Vec::new(), Vec::new());
+    for docs in &docs_by_version {
+        for (i, card) in GENERAL_TOPICS.iter().enumerate().filter(|&(i, _)| !served[i]) {
             names.push(topic_name(card).to_string());
             rows.extend_from_slice(&docs[i]);
         }
     }
+    let covered = GENERAL_TOPICS
+        .iter()
+        .zip(&served)
+        .filter(|&(_, &s)| s)
+        .map(|(card, _)| topic_name(card).to_string())
+        .collect();
     Ok(Some(OffTopicMeta { margin, names, rows, covered }))
 }
 

@@ -39,8 +39,9 @@ use switchyard_manifest::Catalog;
 /// share went from 0 to 0.5, and an index without a late section cannot say whether the share
 /// was 0 or the catalog over the budget, so every index rebuilds once. 9: the off-topic
 /// section. 10: fewer than a hundred examples leave the gate to the cards, and a tool's
-/// examples lose the whole centroid of ordinary requests.)
-pub const BUILDER_VERSION: u32 = 10;
+/// examples lose the whole centroid of ordinary requests. 11: a catalog in German, French,
+/// Spanish, Portuguese or Italian also gets the general topics in its language.)
+pub const BUILDER_VERSION: u32 = 11;
 /// How many of each mode's examples ask a question (see `switchyard_lexical::question`), in
 /// the catalog's mode order.
 pub fn mode_questions(catalog: &Catalog) -> ModeQuestionsMeta {
