@@ -88,6 +88,11 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
         "off_topic": index.off_topic().map(|o| serde_json::json!({
             "margin": o.margin, "topics": o.names, "covered": o.covered,
         })),
+        "language_shift": index.language_shift().map(|l| serde_json::json!({
+            "strength": l.strength, "full_margin": l.full_margin, "languages": l.languages,
+            "catalog_language": l.catalog_language.and_then(|c| l.languages.get(c as usize)),
+            "unmoved": l.unmoved,
+        })),
         "adapter": index.adapter().map(|a| serde_json::json!({
             "id": a.id, "rank": a.rank, "trained_on": a.trained_on,
             "info": serde_json::from_str::<serde_json::Value>(&a.info_json).ok(),
@@ -217,14 +222,36 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
         ),
     }
     match index.off_topic() {
-        Some(o) => println!(
-            "off-topic  a task nearer to one of {} general topics than to every tool and skill card by {:.3} gets none; left out as served by the catalog: {}",
-            o.names.len(),
-            o.margin,
-            if o.covered.is_empty() { "none".to_string() } else { o.covered.join(", ") }
-        ),
+        Some(o) => {
+            // A catalog in another language has each topic twice: in English and in its own.
+            let topics = o.names.iter().collect::<std::collections::BTreeSet<_>>().len();
+            println!(
+                "off-topic  a task nearer to one of {topics} general topics{} than to every tool and skill card by {:.3} gets none; left out as served by the catalog: {}",
+                if o.names.len() > topics {
+                    " (in English and the catalog's language)"
+                } else {
+                    ""
+                },
+                o.margin,
+                if o.covered.is_empty() { "none".to_string() } else { o.covered.join(", ") }
+            )
+        }
         None => println!(
             "off-topic  none (a model without an off-topic margin, an index with a query adapter, or built before format 16)"
+        ),
+    }
+    match index.language_shift() {
+        Some(l) => println!(
+            "language   catalog {}; a task in another language moves {} times the offset between the two languages' centroids, in full from a lead of {:.3}; never moved: {}",
+            l.catalog_language
+                .and_then(|c| l.languages.get(c as usize))
+                .map_or("not clear from its texts (no task moves)", String::as_str),
+            l.strength,
+            l.full_margin,
+            if l.unmoved.is_empty() { "none".to_string() } else { l.unmoved.join(", ") }
+        ),
+        None => println!(
+            "language   no shift (a model without one, an index with a query adapter, or built before format 18)"
         ),
     }
     match index.selection() {
