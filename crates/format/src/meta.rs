@@ -38,6 +38,16 @@ macro_rules! bincode_codec {
 }
 pub(crate) use bincode_codec;
 
+/// An older layout of a section, decoded only when it uses every byte (as `decode` does for
+/// the current one), so trying the current layout and then an older one is unambiguous.
+pub(crate) fn decode_whole<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Option<T> {
+    let config = bincode::config::standard().with_limit::<{ 64 << 20 }>();
+    match bincode::serde::decode_from_slice::<T, _>(bytes, config) {
+        Ok((v, used)) if used == bytes.len() => Some(v),
+        _ => None,
+    }
+}
+
 /// The model an index was built with.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModelMeta {
@@ -400,20 +410,17 @@ impl LanguageShiftMeta {
     /// English unmoved, [`Self::UNMOVED_BEFORE_V21`]). Each layout decodes only its own bytes
     /// (`decode` refuses trailing or missing bytes), so trying both is unambiguous.
     pub fn decode_any(bytes: &[u8]) -> std::result::Result<Self, String> {
-        Self::decode(bytes).or_else(|err| {
-            let config = bincode::config::standard().with_limit::<{ 64 << 20 }>();
-            match bincode::serde::decode_from_slice::<LanguageShiftMetaV20, _>(bytes, config) {
-                Ok((v, used)) if used == bytes.len() => Ok(Self {
-                    strength: v.strength,
-                    full_margin: v.full_margin,
-                    languages: v.languages,
-                    requests: v.requests,
-                    centroids: v.centroids,
-                    catalog_language: v.catalog_language,
-                    unmoved: vec![Self::UNMOVED_BEFORE_V21.to_string()],
-                }),
-                _ => Err(err),
-            }
+        Self::decode(bytes).or_else(|err| match decode_whole::<LanguageShiftMetaV20>(bytes) {
+            Some(v) => Ok(Self {
+                strength: v.strength,
+                full_margin: v.full_margin,
+                languages: v.languages,
+                requests: v.requests,
+                centroids: v.centroids,
+                catalog_language: v.catalog_language,
+                unmoved: vec![Self::UNMOVED_BEFORE_V21.to_string()],
+            }),
+            None => Err(err),
         })
     }
 }

@@ -2,7 +2,7 @@
 //! lexical, families), the triage and the request contrast. Split from `meta.rs`, which holds
 //! the rest of the index's metadata.
 
-use crate::meta::bincode_codec;
+use crate::meta::{bincode_codec, decode_whole};
 use serde::{Deserialize, Serialize};
 
 /// How untrusted entries are cut into windows before screening (mirrors
@@ -129,16 +129,6 @@ pub struct ScreenTriageMeta {
 }
 
 bincode_codec!(ScreenTriageMeta, "screen triage metadata");
-
-/// An older layout of a section, decoded only when it uses every byte (as `decode` does for
-/// the current one), so trying the current layout and then an older one is unambiguous.
-fn decode_whole<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Option<T> {
-    let config = bincode::config::standard().with_limit::<{ 64 << 20 }>();
-    match bincode::serde::decode_from_slice::<T, _>(bytes, config) {
-        Ok((v, used)) if used == bytes.len() => Some(v),
-        _ => None,
-    }
-}
 
 /// [`ScreenTriageMeta`] as versions 8 to 16 wrote it, before sentence pieces.
 #[derive(Deserialize)]
