@@ -271,3 +271,64 @@ modes = ["billing"]
     let penalty = router.index().selection().unwrap().out_of_mode_penalty;
     assert!(fused(1) > fused(2) && fused(1) - fused(2) < penalty, "{:?}", d.tools);
 }
+
+/// A shop whose support mode has one example that looks like a fulfilment task word for word,
+/// while the fulfilment mode's examples share the task's words among them.
+fn look_alike_catalog(dir: &Path) -> PathBuf {
+    small_catalog(
+        &dir.join("look-alike"),
+        r#"
+[[mode]]
+name = "fulfil"
+default = true
+description = "Ship and pack orders."
+examples = ["ship the oldest orders", "pack the orders today", "ship and pack the orders today"]
+
+[[mode]]
+name = "support"
+description = "Deal with customers."
+examples = ["refund the broken vase", "send the customer another lamp", "ship orders today for the angry customer"]
+"#,
+        r#"
+[[tool]]
+name = "ship_order"
+description = "Buy a label and hand an order to the carrier."
+modes = ["any"]
+
+[[tool]]
+name = "issue_refund"
+description = "Refund a customer's payment."
+modes = ["any"]
+"#,
+    )
+}
+
+#[test]
+fn a_mode_is_scored_by_what_its_examples_share_not_by_its_one_look_alike_example() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifests = look_alike_catalog(dir.path());
+    let path = build(&manifests, &HashEmbedder::new(384), dir.path(), "x.idx");
+    let guess = |path: &Path| {
+        let router = RouterBuilder::new(path)
+            .semantic_margin(Some(0.0))
+            .build(Arc::new(HashEmbedder::new(384)))
+            .unwrap();
+        router.route("ship orders today", &RouteOptions::default()).unwrap()
+    };
+    let d = guess(&path);
+    assert_eq!((d.mode.as_str(), d.mode_source), ("fulfil", ModeSource::Semantic), "{d:#?}");
+    assert_eq!(d.semantic_mode.as_ref().unwrap().best, "fulfil");
+
+    // The same index as an older builder wrote it (its margin measured between each mode's best
+    // row) is read that way: support's look-alike example wins there.
+    let index = switchyard_format::Index::open(&path, &Default::default()).unwrap();
+    let mut selection = index.selection().unwrap().clone();
+    assert!(selection.modes_by_centroid());
+    selection.builder_version = switchyard_format::MODE_CENTROIDS_SINCE - 1;
+    let mut w = switchyard_format::IndexWriter::from_index(&index).unwrap();
+    w.selection(&selection).unwrap();
+    let older = dir.path().join("older.idx");
+    w.write(&older).unwrap();
+    let d = guess(&older);
+    assert_eq!(d.semantic_mode.as_ref().unwrap().best, "support", "{d:#?}");
+}

@@ -40,8 +40,9 @@ use switchyard_manifest::Catalog;
 /// was 0 or the catalog over the budget, so every index rebuilds once. 9: the off-topic
 /// section. 10: fewer than a hundred examples leave the gate to the cards, and a tool's
 /// examples lose the whole centroid of ordinary requests. 11: a catalog in German, French,
-/// Spanish, Portuguese or Italian also gets the general topics in its language.)
-pub const BUILDER_VERSION: u32 = 11;
+/// Spanish, Portuguese or Italian also gets the general topics in its language. 12: the mode
+/// margin is a lead between the modes' centroids, `switchyard_format::MODE_CENTROIDS_SINCE`.)
+pub const BUILDER_VERSION: u32 = 12;
 /// How many of each mode's examples ask a question (see `switchyard_lexical::question`), in
 /// the catalog's mode order.
 pub fn mode_questions(catalog: &Catalog) -> ModeQuestionsMeta {
@@ -322,7 +323,15 @@ fn calibrate_modes(inputs: &Inputs<'_>) -> ModeCalibration {
     };
     let names: Vec<&str> = catalog.modes.iter().map(|m| m.name.as_str()).collect();
     calibrate_classes(
-        &Classes { names: &names, spans, rows, dim: inputs.dim, default: &default, what: "mode" },
+        &Classes {
+            names: &names,
+            spans,
+            rows,
+            dim: inputs.dim,
+            default: &default,
+            what: "mode",
+            pooling: Pooling::Centroid,
+        },
         &decides,
         &unless,
     )
@@ -342,6 +351,17 @@ pub(crate) struct Classes<'a> {
     pub default: &'a str,
     /// What a class is called in notes (`mode`, `thinking mode`).
     pub what: &'a str,
+    /// How a class's rows score a text, as the router scores them.
+    pub pooling: Pooling,
+}
+
+/// How a class's rows (its card, then its examples) score a text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Pooling {
+    /// The best row's cosine (thinking modes).
+    Max,
+    /// The cosine to the rows' normalised mean (modes, from [`BUILDER_VERSION`] 12).
+    Centroid,
 }
 
 /// The semantic guess's calibration over a set of classes: off with fewer than two classes or a
@@ -377,7 +397,7 @@ pub(crate) fn calibrate_classes(c: &Classes<'_>, thin: &str, no_margin: &str) ->
             ),
         );
     }
-    match leave_one_out(c.rows, c.spans, c.dim) {
+    match leave_one_out(c.rows, c.spans, c.dim, c.pooling) {
         LeaveOneOut::Margin { margin, examples, precision, coverage } => ModeCalibration {
             semantic_margin: Some(margin),
             examples,
@@ -404,29 +424,16 @@ pub(crate) enum LeaveOneOut {
 }
 
 /// Scores every example (each class's rows after its first, the card) against every class
-/// without itself, and finds the smallest lead (best class minus runner-up) above which the
-/// best class was right at least [`MODE_PRECISION`] of the time. `spans` are (first row, rows).
-pub(crate) fn leave_one_out(rows: &[f32], spans: &[(usize, usize)], dim: usize) -> LeaveOneOut {
-    let row = |r: usize| &rows[r * dim..(r + 1) * dim];
-    // (lead, correct) per example.
-    let mut outcomes: Vec<(f32, bool)> = Vec::new();
-    for (m, &(first, count)) in spans.iter().enumerate() {
-        for r in first + 1..first + count {
-            let best: Vec<f32> = spans
-                .iter()
-                .map(|&(f, c)| {
-                    (f..f + c)
-                        .filter(|&x| x != r)
-                        .map(|x| dot(row(r), row(x)))
-                        .fold(f32::NEG_INFINITY, f32::max)
-                })
-                .collect();
-            let mut order: Vec<usize> = (0..best.len()).collect();
-            order.sort_by(|&a, &b| best[b].total_cmp(&best[a]));
-            let lead = best[order[0]] - best[order[1]];
-            outcomes.push((lead, order[0] == m));
-        }
-    }
+/// without itself, pooled as the router pools them, and finds the smallest lead (best class
+/// minus runner-up) above which the best class was right at least [`MODE_PRECISION`] of the
+/// time. `spans` are (first row, rows).
+pub(crate) fn leave_one_out(
+    rows: &[f32],
+    spans: &[(usize, usize)],
+    dim: usize,
+    pooling: Pooling,
+) -> LeaveOneOut {
+    let mut outcomes = loo_outcomes(rows, spans, dim, pooling);
     outcomes.sort_by(|a, b| b.0.total_cmp(&a.0));
     // The longest prefix (largest leads first) whose precision reaches the target.
     let mut chosen: Option<(usize, f32)> = None;
@@ -448,6 +455,49 @@ pub(crate) fn leave_one_out(rows: &[f32], spans: &[(usize, usize)], dim: usize) 
             coverage: n as f32 / outcomes.len() as f32,
         },
         None => LeaveOneOut::NoMargin { examples },
+    }
+}
+
+/// Each example's (lead, whether its own class was best), in row order.
+fn loo_outcomes(
+    rows: &[f32],
+    spans: &[(usize, usize)],
+    dim: usize,
+    pooling: Pooling,
+) -> Vec<(f32, bool)> {
+    let row = |r: usize| &rows[r * dim..(r + 1) * dim];
+    // (lead, correct) per example.
+    let mut outcomes: Vec<(f32, bool)> = Vec::new();
+    for (m, &(first, count)) in spans.iter().enumerate() {
+        for r in first + 1..first + count {
+            let best: Vec<f32> = spans
+                .iter()
+                .map(|&(f, c)| {
+                    let others: Vec<&[f32]> = (f..f + c).filter(|&x| x != r).map(row).collect();
+                    class_score(row(r), &others, pooling)
+                })
+                .collect();
+            let mut order: Vec<usize> = (0..best.len()).collect();
+            order.sort_by(|&a, &b| best[b].total_cmp(&best[a]));
+            let lead = best[order[0]] - best[order[1]];
+            outcomes.push((lead, order[0] == m));
+        }
+    }
+    outcomes
+}
+
+/// A text's score against a class's rows, pooled as the router pools them.
+fn class_score(text: &[f32], rows: &[&[f32]], pooling: Pooling) -> f32 {
+    match pooling {
+        Pooling::Max => rows.iter().map(|r| dot(text, r)).fold(f32::NEG_INFINITY, f32::max),
+        Pooling::Centroid => {
+            let mut sum = vec![0.0f32; text.len()];
+            for r in rows {
+                sum.iter_mut().zip(*r).for_each(|(a, b)| *a += b);
+            }
+            let norm = dot(&sum, &sum).sqrt();
+            if norm > 0.0 { dot(text, &sum) / norm } else { f32::NEG_INFINITY }
+        }
     }
 }
 
@@ -495,5 +545,44 @@ pub(crate) fn selection(inputs: &Inputs<'_>) -> SelectionMeta {
         mode: calibrate_modes(inputs),
         out_of_mode_penalty: OUT_OF_MODE_PENALTY,
         hints: hints(c),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A unit vector along `parts` (axis, weight) in 8 dimensions.
+    fn unit(parts: &[(usize, f32)]) -> Vec<f32> {
+        let mut v = vec![0.0f32; 8];
+        parts.iter().for_each(|&(i, w)| v[i] = w);
+        let n = dot(&v, &v).sqrt();
+        v.iter().map(|x| x / n).collect()
+    }
+
+    #[test]
+    fn leave_one_out_pools_a_class_as_the_router_does() {
+        // Class 0: a card and two examples around axis 0, and an example half on axis 4.
+        // Class 1: a card and two examples around axis 5, and a look-alike of that example.
+        let rows: Vec<f32> = [
+            unit(&[(0, 1.0)]),
+            unit(&[(0, 1.0), (1, 1.0)]),
+            unit(&[(0, 1.0), (2, 1.0)]),
+            unit(&[(0, 1.0), (4, 1.0)]),
+            unit(&[(5, 1.0)]),
+            unit(&[(5, 1.0), (6, 1.0)]),
+            unit(&[(5, 1.0), (7, 1.0)]),
+            unit(&[(0, 0.3), (4, 1.0)]),
+        ]
+        .concat();
+        let spans = [(0, 4), (4, 4)];
+        let right = |pooling| -> Vec<bool> {
+            loo_outcomes(&rows, &spans, 8, pooling).iter().map(|o| o.1).collect()
+        };
+        // By the best row, the example on axis 4 goes to class 1's look-alike; by the
+        // centroids, it goes where its class's rows point. (The look-alike itself shares
+        // nothing with its own class and is wrong either way.)
+        assert_eq!(right(Pooling::Max), [true, true, false, true, true, false]);
+        assert_eq!(right(Pooling::Centroid), [true, true, true, true, true, false]);
     }
 }

@@ -120,11 +120,11 @@ pub use crate::matrix::{MatrixView, dot, dot_naive};
 pub use crate::meta::{
     AdapterMeta, CascadeMeta, FamilyHiddenLayer, FusionMeta, IndexMeta, ItemMeta,
     LanguageShiftMeta, LateIdsMeta, LateItems, LateMeta, LateStates, LexicalMeta,
-    LexicalScreenMeta, MIN_MODE_EXAMPLES, ModeCalibration, ModeMeta, ModeQuestionCount,
-    ModeQuestionsMeta, ModelMeta, OffTopicMeta, PatternMeta, PromptsMeta, QueryShiftMeta,
-    ScreenFamiliesMeta, ScreenFamilyHead, ScreenFamilyHiddenMeta, ScreenHead, ScreenLayerMeta,
-    ScreenMeta, ScreenRequestMeta, ScreenTriageMeta, SelectionMeta, THINKING_PLACEHOLDER,
-    ThinkingMeta, ThinkingModeMeta, Thresholds, WindowingMeta,
+    LexicalScreenMeta, MIN_MODE_EXAMPLES, MODE_CENTROIDS_SINCE, ModeCalibration, ModeMeta,
+    ModeQuestionCount, ModeQuestionsMeta, ModelMeta, OffTopicMeta, PatternMeta, PromptsMeta,
+    QueryShiftMeta, ScreenFamiliesMeta, ScreenFamilyHead, ScreenFamilyHiddenMeta, ScreenHead,
+    ScreenLayerMeta, ScreenMeta, ScreenRequestMeta, ScreenTriageMeta, SelectionMeta,
+    THINKING_PLACEHOLDER, ThinkingMeta, ThinkingModeMeta, Thresholds, WindowingMeta,
 };
 pub use crate::writer::{IndexWriter, write_atomic};
 

@@ -333,6 +333,19 @@ pub struct QueryShiftMeta {
     pub skills: Vec<f32>,
 }
 
+/// The first selection builder version ([`SelectionMeta::builder_version`]) whose mode margin is
+/// a lead between the modes' centroids (the normalised mean of a mode's description and
+/// examples); older sections measured it between each mode's best row, and are read that way.
+pub const MODE_CENTROIDS_SINCE: u32 = 12;
+
+impl SelectionMeta {
+    /// Whether the semantic mode step ranks modes by their centroids
+    /// ([`MODE_CENTROIDS_SINCE`]), the scale its margin was measured on.
+    pub fn modes_by_centroid(&self) -> bool {
+        self.builder_version >= MODE_CENTROIDS_SINCE
+    }
+}
+
 bincode_codec!(IndexMeta, "metadata");
 bincode_codec!(CascadeMeta, "cascade metadata");
 bincode_codec!(SelectionMeta, "selection metadata");

@@ -8,6 +8,14 @@
 //! margin, and the default mode decides. Older indexes keep the earlier rule (the winner must
 //! beat the default mode by a tenth of the catalog's score spread).
 //!
+//! From builder version 12 on ([`switchyard_format::MODE_CENTROIDS_SINCE`]) a mode scores a
+//! task by its centroid, the normalised mean of its description's and examples' rows, and the
+//! margin was measured on centroid leads; older indexes keep each mode's best row. A mode's few
+//! rows each stand for part of what the mode covers, and the best single row is as often
+//! another mode's look-alike of the task as its own (on the development catalogs the centroid
+//! named the right mode for 4-13 more tasks in 100 than the best row; `benches/RESULTS.md`,
+//! session 57). Whether the task is about any mode at all is still asked of the best row.
+//!
 //! When the margin does not decide, the task's best tools may: their mode decides when it agrees
 //! with the examples' best, or when it holds nearly all their votes ([`TOOLS_DECIDE_SHARE`]).
 //!
@@ -26,7 +34,7 @@ use crate::kernels;
 use crate::keywords::words;
 use crate::router::{ItemTable, RouteOptions, Router, Space};
 use crate::scratch::Scratch;
-use switchyard_format::SectionKind;
+use switchyard_format::{Index, MatrixView, SectionKind};
 use switchyard_lexical::Fused;
 
 /// How many of the task's best tools vote on its mode.
@@ -53,6 +61,37 @@ pub const TOOLS_DECIDE_SHARE: f32 = 0.9;
 /// catalogs' tools were right where the tools were not, those that offer 61% and 53% wrong
 /// where the tools were right.
 pub const CATCH_ALL_SHARE: f32 = 2.0 / 3.0;
+
+/// The length of the sum of each mode's rows, in the model's space and in the static one, so
+/// that a mode's centroid score is the sum of its rows' scores over it: the step scores every
+/// row anyway, and the centroid costs no second pass.
+pub(crate) struct ModeCentroids {
+    model: Vec<f32>,
+    static_space: Vec<f32>,
+}
+
+impl ModeCentroids {
+    pub(crate) fn new(index: &Index, owners: &[u32], modes: usize) -> Self {
+        let norms = |matrix: MatrixView<'_>| {
+            let mut sums = vec![vec![0.0f32; matrix.dim()]; modes];
+            for (r, &m) in owners.iter().enumerate().take(matrix.rows()) {
+                sums[m as usize].iter_mut().zip(matrix.row(r)).for_each(|(a, b)| *a += b);
+            }
+            sums.iter().map(|v| v.iter().map(|x| x * x).sum::<f32>().sqrt()).collect()
+        };
+        Self {
+            model: norms(index.matrix(SectionKind::Modes)),
+            static_space: index.static_space().map(|st| norms(st.modes)).unwrap_or_default(),
+        }
+    }
+
+    fn norms(&self, space: Space) -> &[f32] {
+        match space {
+            Space::Static if !self.static_space.is_empty() => &self.static_space,
+            _ => &self.model,
+        }
+    }
+}
 
 /// How the decided mode constrains selection. A guess or the default must not hide the tools a
 /// task needs: on a hybrid index it only orders them. A mode the best tools chose by their
@@ -151,17 +190,30 @@ impl Router {
         kernels::scores_into(&modes, embedding, &mut scratch.row_scores);
         let meta = self.index.meta();
         let mut best = vec![f32::NEG_INFINITY; meta.modes.len()];
+        let mut sums = vec![0.0f32; meta.modes.len()];
         for (row, &s) in scratch.row_scores.iter().enumerate() {
             let m = self.mode_row_owner[row] as usize;
             best[m] = best[m].max(s);
+            sums[m] += s;
         }
-        let mut order: Vec<usize> = (0..best.len()).collect();
-        order.sort_by(|&a, &b| best[b].total_cmp(&best[a]).then(a.cmp(&b)));
-        let top = order[0];
-        let score = best[top];
         // Under the mode threshold the examples' scores alone say nothing; the question rule,
         // a signal of its own, may still choose among the modes whose examples ask questions.
-        let below_min = score < min;
+        let below_min = best.iter().copied().fold(f32::NEG_INFINITY, f32::max) < min;
+        // What ranks the modes: their centroids on an index whose margin was measured on them.
+        let by_centroid = self.index.selection().is_some_and(|s| s.modes_by_centroid());
+        let rank: Vec<f32> = if by_centroid {
+            let norms = self.mode_centroids.norms(space);
+            sums.iter()
+                .zip(norms)
+                .map(|(&s, &n)| if n > 0.0 { s / n } else { f32::NEG_INFINITY })
+                .collect()
+        } else {
+            best.clone()
+        };
+        let mut order: Vec<usize> = (0..rank.len()).collect();
+        order.sort_by(|&a, &b| rank[b].total_cmp(&rank[a]).then(a.cmp(&b)));
+        let top = order[0];
+        let score = rank[top];
         let rule = question.then(|| self.question_rule()).flatten();
         // The tools' mode, when nearly all of the best tools' votes go to it: a signal of its
         // own as well (the tools' gate opened, so the task is about the catalog).
@@ -178,7 +230,7 @@ impl Router {
             return None;
         }
         // (An index with a selection section and no margin still reports what it saw.)
-        let runner_up = order.get(1).map_or(f32::NEG_INFINITY, |&i| best[i]);
+        let runner_up = order.get(1).map_or(f32::NEG_INFINITY, |&i| rank[i]);
         let lead = if runner_up.is_finite() { score - runner_up } else { f32::INFINITY };
         let model_t = &meta.thresholds;
         let t = match (space, self.index.static_space()) {
@@ -200,7 +252,7 @@ impl Router {
                 let margin = 0.1 * (t.related_mean - t.unrelated_mean).max(0.0);
                 let d = meta.modes.iter().position(|m| m.name == meta.default_mode);
                 let lead_over_default = match d {
-                    Some(d) if d != top => score - best[d],
+                    Some(d) if d != top => score - rank[d],
                     _ => f32::INFINITY,
                 };
                 (lead_over_default, Some(margin))
@@ -230,7 +282,7 @@ impl Router {
         }
         let check = SemanticCheck {
             best: meta.modes[chosen].name.clone(),
-            score: best[chosen],
+            score: rank[chosen],
             lead: if lead.is_finite() { lead } else { 1.0 },
             margin,
             tools_favour: tools_favour.map(|(_, e)| e),

@@ -84,6 +84,7 @@ pub struct Router {
     pub(crate) skills: ItemTable,
     pub(crate) mode_keywords: Vec<Vec<Keyword>>,
     pub(crate) mode_row_owner: Vec<u32>,
+    pub(crate) mode_centroids: crate::mode::ModeCentroids,
     /// Keyword rules and row owners of the thinking modes.
     pub(crate) thinking_rules: crate::think::ThinkingRules,
     /// Whether the catalog lets the task's best tools confirm a semantic mode guess
@@ -181,6 +182,8 @@ impl Router {
                 mode_row_owner[r as usize] = i as u32;
             }
         }
+        let mode_centroids =
+            crate::mode::ModeCentroids::new(&index, &mode_row_owner, meta.modes.len());
         let tool_agreement = meta.supports_tool_agreement();
         let default_tool_share = meta.default_mode_tool_share();
         let thinking_rules = crate::think::ThinkingRules::new(index.thinking());
@@ -201,6 +204,7 @@ impl Router {
             skills,
             mode_keywords,
             mode_row_owner,
+            mode_centroids,
             thinking_rules,
             tool_agreement,
             default_tool_share,
