@@ -41,8 +41,9 @@ use switchyard_manifest::Catalog;
 /// section. 10: fewer than a hundred examples leave the gate to the cards, and a tool's
 /// examples lose the whole centroid of ordinary requests. 11: a catalog in German, French,
 /// Spanish, Portuguese or Italian also gets the general topics in its language. 12: the mode
-/// margin is a lead between the modes' centroids, `switchyard_format::MODE_CENTROIDS_SINCE`.)
-pub const BUILDER_VERSION: u32 = 12;
+/// margin is a lead between the modes' centroids, `switchyard_format::MODE_CENTROIDS_SINCE`.
+/// 13: the thinking modes' too, `switchyard_format::THINKING_CENTROIDS_SINCE`.)
+pub const BUILDER_VERSION: u32 = 13;
 /// How many of each mode's examples ask a question (see `switchyard_lexical::question`), in
 /// the catalog's mode order.
 pub fn mode_questions(catalog: &Catalog) -> ModeQuestionsMeta {
@@ -323,15 +324,7 @@ fn calibrate_modes(inputs: &Inputs<'_>) -> ModeCalibration {
     };
     let names: Vec<&str> = catalog.modes.iter().map(|m| m.name.as_str()).collect();
     calibrate_classes(
-        &Classes {
-            names: &names,
-            spans,
-            rows,
-            dim: inputs.dim,
-            default: &default,
-            what: "mode",
-            pooling: Pooling::Centroid,
-        },
+        &Classes { names: &names, spans, rows, dim: inputs.dim, default: &default, what: "mode" },
         &decides,
         &unless,
     )
@@ -351,17 +344,6 @@ pub(crate) struct Classes<'a> {
     pub default: &'a str,
     /// What a class is called in notes (`mode`, `thinking mode`).
     pub what: &'a str,
-    /// How a class's rows score a text, as the router scores them.
-    pub pooling: Pooling,
-}
-
-/// How a class's rows (its card, then its examples) score a text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Pooling {
-    /// The best row's cosine (thinking modes).
-    Max,
-    /// The cosine to the rows' normalised mean (modes, from [`BUILDER_VERSION`] 12).
-    Centroid,
 }
 
 /// The semantic guess's calibration over a set of classes: off with fewer than two classes or a
@@ -397,7 +379,7 @@ pub(crate) fn calibrate_classes(c: &Classes<'_>, thin: &str, no_margin: &str) ->
             ),
         );
     }
-    match leave_one_out(c.rows, c.spans, c.dim, c.pooling) {
+    match leave_one_out(c.rows, c.spans, c.dim) {
         LeaveOneOut::Margin { margin, examples, precision, coverage } => ModeCalibration {
             semantic_margin: Some(margin),
             examples,
@@ -423,17 +405,13 @@ pub(crate) enum LeaveOneOut {
     NoMargin { examples: u32 },
 }
 
-/// Scores every example (each class's rows after its first, the card) against every class
-/// without itself, pooled as the router pools them, and finds the smallest lead (best class
+/// Scores every example (each class's rows after its first, the card) against every class's
+/// centroid without itself (as the router scores classes, since [`BUILDER_VERSION`] 12 for
+/// modes and 13 for thinking modes), and finds the smallest lead (best class
 /// minus runner-up) above which the best class was right at least [`MODE_PRECISION`] of the
 /// time. `spans` are (first row, rows).
-pub(crate) fn leave_one_out(
-    rows: &[f32],
-    spans: &[(usize, usize)],
-    dim: usize,
-    pooling: Pooling,
-) -> LeaveOneOut {
-    let mut outcomes = loo_outcomes(rows, spans, dim, pooling);
+pub(crate) fn leave_one_out(rows: &[f32], spans: &[(usize, usize)], dim: usize) -> LeaveOneOut {
+    let mut outcomes = loo_outcomes(rows, spans, dim);
     outcomes.sort_by(|a, b| b.0.total_cmp(&a.0));
     // The longest prefix (largest leads first) whose precision reaches the target.
     let mut chosen: Option<(usize, f32)> = None;
@@ -459,12 +437,7 @@ pub(crate) fn leave_one_out(
 }
 
 /// Each example's (lead, whether its own class was best), in row order.
-fn loo_outcomes(
-    rows: &[f32],
-    spans: &[(usize, usize)],
-    dim: usize,
-    pooling: Pooling,
-) -> Vec<(f32, bool)> {
+fn loo_outcomes(rows: &[f32], spans: &[(usize, usize)], dim: usize) -> Vec<(f32, bool)> {
     let row = |r: usize| &rows[r * dim..(r + 1) * dim];
     // (lead, correct) per example.
     let mut outcomes: Vec<(f32, bool)> = Vec::new();
@@ -474,7 +447,7 @@ fn loo_outcomes(
                 .iter()
                 .map(|&(f, c)| {
                     let others: Vec<&[f32]> = (f..f + c).filter(|&x| x != r).map(row).collect();
-                    class_score(row(r), &others, pooling)
+                    centroid_score(row(r), &others)
                 })
                 .collect();
             let mut order: Vec<usize> = (0..best.len()).collect();
@@ -486,19 +459,14 @@ fn loo_outcomes(
     outcomes
 }
 
-/// A text's score against a class's rows, pooled as the router pools them.
-fn class_score(text: &[f32], rows: &[&[f32]], pooling: Pooling) -> f32 {
-    match pooling {
-        Pooling::Max => rows.iter().map(|r| dot(text, r)).fold(f32::NEG_INFINITY, f32::max),
-        Pooling::Centroid => {
-            let mut sum = vec![0.0f32; text.len()];
-            for r in rows {
-                sum.iter_mut().zip(*r).for_each(|(a, b)| *a += b);
-            }
-            let norm = dot(&sum, &sum).sqrt();
-            if norm > 0.0 { dot(text, &sum) / norm } else { f32::NEG_INFINITY }
-        }
+/// A text's cosine to the normalised sum of a class's rows; minus infinity without rows.
+fn centroid_score(text: &[f32], rows: &[&[f32]]) -> f32 {
+    let mut sum = vec![0.0f32; text.len()];
+    for r in rows {
+        sum.iter_mut().zip(*r).for_each(|(a, b)| *a += b);
     }
+    let norm = dot(&sum, &sum).sqrt();
+    if norm > 0.0 { dot(text, &sum) / norm } else { f32::NEG_INFINITY }
 }
 
 /// Hints and their modes: as declared; a catalog that declares none keeps the historical
@@ -561,10 +529,10 @@ mod tests {
     }
 
     #[test]
-    fn leave_one_out_pools_a_class_as_the_router_does() {
+    fn leave_one_out_scores_an_example_by_its_class_centroid_not_by_one_look_alike_row() {
         // Class 0: a card and two examples around axis 0, and an example half on axis 4.
         // Class 1: a card and two examples around axis 5, and a look-alike of that example.
-        let rows: Vec<f32> = [
+        let class_rows = [
             unit(&[(0, 1.0)]),
             unit(&[(0, 1.0), (1, 1.0)]),
             unit(&[(0, 1.0), (2, 1.0)]),
@@ -573,16 +541,14 @@ mod tests {
             unit(&[(5, 1.0), (6, 1.0)]),
             unit(&[(5, 1.0), (7, 1.0)]),
             unit(&[(0, 0.3), (4, 1.0)]),
-        ]
-        .concat();
-        let spans = [(0, 4), (4, 4)];
-        let right = |pooling| -> Vec<bool> {
-            loo_outcomes(&rows, &spans, 8, pooling).iter().map(|o| o.1).collect()
-        };
-        // By the best row, the example on axis 4 goes to class 1's look-alike; by the
-        // centroids, it goes where its class's rows point. (The look-alike itself shares
+        ];
+        // The example on axis 4 is nearer class 1's look-alike than any row of its own class.
+        let near = |r: usize, x: usize| dot(&class_rows[r], &class_rows[x]);
+        assert!(near(3, 7) > (0..3).map(|x| near(3, x)).fold(f32::MIN, f32::max));
+        let right: Vec<bool> =
+            loo_outcomes(&class_rows.concat(), &[(0, 4), (4, 4)], 8).iter().map(|o| o.1).collect();
+        // By the centroids it goes where its class's rows point. (The look-alike itself shares
         // nothing with its own class and is wrong either way.)
-        assert_eq!(right(Pooling::Max), [true, true, false, true, true, false]);
-        assert_eq!(right(Pooling::Centroid), [true, true, true, true, true, false]);
+        assert_eq!(right, [true, true, true, true, true, false]);
     }
 }

@@ -3,7 +3,7 @@
 //! measured exactly as the mode step's is (leave-one-out over the examples, see
 //! [`crate::selection::leave_one_out`]).
 
-use crate::selection::{Classes, Pooling, calibrate_classes};
+use crate::selection::{Classes, calibrate_classes};
 use crate::{Result, embed_all};
 use switchyard_embed::Embedder;
 use switchyard_format::{ModeCalibration, ThinkingMeta, ThinkingModeMeta};
@@ -48,15 +48,7 @@ fn calibrate(
     let names: Vec<&str> = catalog.thinking.iter().map(|m| m.name.as_str()).collect();
     let decides = format!("keywords or the default ({default}) decide");
     calibrate_classes(
-        &Classes {
-            names: &names,
-            spans,
-            rows,
-            dim,
-            default,
-            what: "thinking mode",
-            pooling: Pooling::Max,
-        },
+        &Classes { names: &names, spans, rows, dim, default, what: "thinking mode" },
         &decides,
         &decides,
     )

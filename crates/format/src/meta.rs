@@ -338,11 +338,21 @@ pub struct QueryShiftMeta {
 /// examples); older sections measured it between each mode's best row, and are read that way.
 pub const MODE_CENTROIDS_SINCE: u32 = 12;
 
+/// The first selection builder version whose thinking modes' margin (the `thinking` section,
+/// written by the same build) is a lead between the thinking modes' centroids.
+pub const THINKING_CENTROIDS_SINCE: u32 = 13;
+
 impl SelectionMeta {
     /// Whether the semantic mode step ranks modes by their centroids
     /// ([`MODE_CENTROIDS_SINCE`]), the scale its margin was measured on.
     pub fn modes_by_centroid(&self) -> bool {
         self.builder_version >= MODE_CENTROIDS_SINCE
+    }
+
+    /// Whether the thinking modes' semantic fallback ranks them by their centroids
+    /// ([`THINKING_CENTROIDS_SINCE`]).
+    pub fn thinking_by_centroid(&self) -> bool {
+        self.builder_version >= THINKING_CENTROIDS_SINCE
     }
 }
 

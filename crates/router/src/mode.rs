@@ -72,16 +72,12 @@ pub(crate) struct ModeCentroids {
 
 impl ModeCentroids {
     pub(crate) fn new(index: &Index, owners: &[u32], modes: usize) -> Self {
-        let norms = |matrix: MatrixView<'_>| {
-            let mut sums = vec![vec![0.0f32; matrix.dim()]; modes];
-            for (r, &m) in owners.iter().enumerate().take(matrix.rows()) {
-                sums[m as usize].iter_mut().zip(matrix.row(r)).for_each(|(a, b)| *a += b);
-            }
-            sums.iter().map(|v| v.iter().map(|x| x * x).sum::<f32>().sqrt()).collect()
-        };
         Self {
-            model: norms(index.matrix(SectionKind::Modes)),
-            static_space: index.static_space().map(|st| norms(st.modes)).unwrap_or_default(),
+            model: sum_norms(index.matrix(SectionKind::Modes), owners, modes),
+            static_space: index
+                .static_space()
+                .map(|st| sum_norms(st.modes, owners, modes))
+                .unwrap_or_default(),
         }
     }
 
@@ -91,6 +87,26 @@ impl ModeCentroids {
             _ => &self.model,
         }
     }
+}
+
+/// The length of the sum of each class's rows (`owners[row]` is the row's class), so that a
+/// class's centroid score is the sum of its rows' scores over it.
+pub(crate) fn sum_norms(matrix: MatrixView<'_>, owners: &[u32], classes: usize) -> Vec<f32> {
+    let mut sums = vec![vec![0.0f32; matrix.dim()]; classes];
+    for (r, &m) in owners.iter().enumerate().take(matrix.rows()) {
+        sums[m as usize].iter_mut().zip(matrix.row(r)).for_each(|(a, b)| *a += b);
+    }
+    sums.iter().map(|v| v.iter().map(|x| x * x).sum::<f32>().sqrt()).collect()
+}
+
+/// Each class's centroid score from its rows' scores: their sum over `norms`
+/// ([`sum_norms`]); a class without rows scores minus infinity.
+pub(crate) fn centroid_scores(row_scores: &[f32], owners: &[u32], norms: &[f32]) -> Vec<f32> {
+    let mut sums = vec![0.0f32; norms.len()];
+    for (&s, &m) in row_scores.iter().zip(owners) {
+        sums[m as usize] += s;
+    }
+    sums.iter().zip(norms).map(|(&s, &n)| if n > 0.0 { s / n } else { f32::NEG_INFINITY }).collect()
 }
 
 /// How the decided mode constrains selection. A guess or the default must not hide the tools a
@@ -190,11 +206,9 @@ impl Router {
         kernels::scores_into(&modes, embedding, &mut scratch.row_scores);
         let meta = self.index.meta();
         let mut best = vec![f32::NEG_INFINITY; meta.modes.len()];
-        let mut sums = vec![0.0f32; meta.modes.len()];
         for (row, &s) in scratch.row_scores.iter().enumerate() {
             let m = self.mode_row_owner[row] as usize;
             best[m] = best[m].max(s);
-            sums[m] += s;
         }
         // Under the mode threshold the examples' scores alone say nothing; the question rule,
         // a signal of its own, may still choose among the modes whose examples ask questions.
@@ -203,10 +217,7 @@ impl Router {
         let by_centroid = self.index.selection().is_some_and(|s| s.modes_by_centroid());
         let rank: Vec<f32> = if by_centroid {
             let norms = self.mode_centroids.norms(space);
-            sums.iter()
-                .zip(norms)
-                .map(|(&s, &n)| if n > 0.0 { s / n } else { f32::NEG_INFINITY })
-                .collect()
+            centroid_scores(&scratch.row_scores, &self.mode_row_owner, norms)
         } else {
             best.clone()
         };

@@ -186,7 +186,10 @@ impl Router {
             crate::mode::ModeCentroids::new(&index, &mode_row_owner, meta.modes.len());
         let tool_agreement = meta.supports_tool_agreement();
         let default_tool_share = meta.default_mode_tool_share();
-        let thinking_rules = crate::think::ThinkingRules::new(index.thinking());
+        let thinking_rules = crate::think::ThinkingRules::new(
+            index.thinking(),
+            index.matrix(SectionKind::ThinkingRows),
+        );
         let cache = NonZeroUsize::new(config.cache_size).map(|n| Mutex::new(LruCache::new(n)));
         let adapter = index.adapter().map(|a| switchyard_adapter::Adapter {
             fingerprint: index.header().fingerprint,

@@ -5,8 +5,9 @@
 //! 2. **keywords**: each mode's keyword rules (whole words, any language, a trailing `*` for
 //!    inflections); the mode with the most distinct keywords in the problem wins, and a tie goes
 //!    to the mode matched first in the text (the request's main verb usually comes first);
-//! 3. **semantic**: the problem's embedding against each mode's card and examples; it decides
-//!    only when the best mode leads the runner-up by the margin measured at build time in
+//! 3. **semantic**: the problem's embedding against each mode's centroid (the normalised mean of
+//!    its card's and examples' rows; on indexes from builder versions before
+//!    [`switchyard_format::THINKING_CENTROIDS_SINCE`], its best row); it decides only when the best mode leads the runner-up by the margin measured at build time in
 //!    leave-one-out over the examples (the same safety rule as mode inference); an index whose
 //!    examples could not support that stores no margin, and this step never decides;
 //! 4. **default**: the mode the manifest marks `default = true` (council in the default catalog).
@@ -17,7 +18,7 @@
 use crate::keywords::{Keyword, words};
 use crate::{Result, RouteError, Router, kernels};
 use serde::Serialize;
-use switchyard_format::{SectionKind, ThinkingMeta};
+use switchyard_format::{MatrixView, SectionKind, ThinkingMeta};
 
 /// What chose the thinking mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -83,10 +84,12 @@ pub struct ThinkingDecision {
 pub(crate) struct ThinkingRules {
     keywords: Vec<Vec<Keyword>>,
     row_owner: Vec<u32>,
+    /// Per mode, the length of the sum of its rows ([`crate::mode::sum_norms`]).
+    centroid_norms: Vec<f32>,
 }
 
 impl ThinkingRules {
-    pub(crate) fn new(meta: Option<&ThinkingMeta>) -> Self {
+    pub(crate) fn new(meta: Option<&ThinkingMeta>, rows: MatrixView<'_>) -> Self {
         let Some(meta) = meta else { return Self::default() };
         let mut row_owner = Vec::new();
         for (i, m) in meta.modes.iter().enumerate() {
@@ -98,6 +101,7 @@ impl ThinkingRules {
                 .iter()
                 .map(|m| m.keywords.iter().map(|k| Keyword::new(k)).collect())
                 .collect(),
+            centroid_norms: crate::mode::sum_norms(rows, &row_owner, meta.modes.len()),
             row_owner,
         }
     }
@@ -249,11 +253,17 @@ impl Router {
         let rows = self.index.matrix(SectionKind::ThinkingRows);
         let mut scores = Vec::new();
         kernels::scores_into(&rows, embedding, &mut scores);
-        let mut best = vec![f32::NEG_INFINITY; meta.modes.len()];
-        for (row, &s) in scores.iter().enumerate() {
-            let m = self.thinking_rules.row_owner[row] as usize;
-            best[m] = best[m].max(s);
-        }
+        let rules = &self.thinking_rules;
+        let by_centroid = self.index.selection().is_some_and(|s| s.thinking_by_centroid());
+        let best = if by_centroid {
+            crate::mode::centroid_scores(&scores, &rules.row_owner, &rules.centroid_norms)
+        } else {
+            let mut best = vec![f32::NEG_INFINITY; meta.modes.len()];
+            for (&s, &m) in scores.iter().zip(&rules.row_owner) {
+                best[m as usize] = best[m as usize].max(s);
+            }
+            best
+        };
         let mut order: Vec<usize> = (0..best.len()).collect();
         order.sort_by(|&a, &b| best[b].total_cmp(&best[a]).then(a.cmp(&b)));
         let top = order[0];
