@@ -511,15 +511,17 @@ fn a_command_whose_reader_goes_away_ends_quietly() {
         env!("CARGO_MANIFEST_DIR"),
         switchyard::format::FORMAT_VERSION
     );
-    let mut child = Command::new(env!("CARGO_BIN_EXE_switchyard"))
+    // The read end is closed before the command starts, so its first write goes to a pipe
+    // nobody reads. (Closing it after the spawn raced the command: on a busy machine it could
+    // write its few lines into the pipe's buffer and exit before the close.)
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let o = Command::new(env!("CARGO_BIN_EXE_switchyard"))
         .args(["inspect", &fixture])
-        .stdout(std::process::Stdio::piped())
+        .stdout(writer)
         .stderr(std::process::Stdio::piped())
-        .spawn()
+        .output()
         .unwrap();
-    // Closing the only read end: every write the command makes goes to a pipe nobody reads.
-    drop(child.stdout.take());
-    let o = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!err.contains("panicked"), "{err}");
     assert_eq!(o.status.signal(), Some(libc::SIGPIPE), "{:?}: {err}", o.status);
