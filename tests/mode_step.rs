@@ -35,7 +35,12 @@ name = "support"
 description = "Deal with customers."
 examples = ["refund the broken vase", "tell the buyer it will be two more days", "send her another lamp"]
 "#,
-        r#"
+        SHOP_TOOLS,
+    )
+}
+
+/// The shop's tools, offered in every mode, so they favour none.
+const SHOP_TOOLS: &str = r#"
 [[tool]]
 name = "find_order"
 description = "Look up an order by number and show its status."
@@ -50,9 +55,7 @@ modes = ["any"]
 name = "issue_refund"
 description = "Refund a customer's payment."
 modes = ["any"]
-"#,
-    )
-}
+"#;
 
 /// A catalog folder holding these modes and tools.
 fn small_catalog(folder: &Path, modes: &str, tools: &str) -> PathBuf {
@@ -272,8 +275,8 @@ modes = ["billing"]
     assert!(fused(1) > fused(2) && fused(1) - fused(2) < penalty, "{:?}", d.tools);
 }
 
-/// A shop whose support mode has one example that looks like a fulfilment task word for word,
-/// while the fulfilment mode's examples share the task's words among them.
+/// The shop with two modes: support has one example that looks like a fulfilment task word for
+/// word, while the fulfilment mode's examples share the task's words among them.
 fn look_alike_catalog(dir: &Path) -> PathBuf {
     small_catalog(
         &dir.join("look-alike"),
@@ -289,17 +292,7 @@ name = "support"
 description = "Deal with customers."
 examples = ["refund the broken vase", "send the customer another lamp", "ship orders today for the angry customer"]
 "#,
-        r#"
-[[tool]]
-name = "ship_order"
-description = "Buy a label and hand an order to the carrier."
-modes = ["any"]
-
-[[tool]]
-name = "issue_refund"
-description = "Refund a customer's payment."
-modes = ["any"]
-"#,
+        SHOP_TOOLS,
     )
 }
 
