@@ -124,7 +124,8 @@ pub use crate::meta::{
     ModeQuestionCount, ModeQuestionsMeta, ModelMeta, OffTopicMeta, PatternMeta, PromptsMeta,
     QueryShiftMeta, ScreenFamiliesMeta, ScreenFamilyHead, ScreenFamilyHiddenMeta, ScreenHead,
     ScreenLayerMeta, ScreenMeta, ScreenRequestMeta, ScreenTriageMeta, SelectionMeta,
-    THINKING_PLACEHOLDER, ThinkingMeta, ThinkingModeMeta, Thresholds, WindowingMeta,
+    THINKING_CENTROIDS_SINCE, THINKING_PLACEHOLDER, ThinkingMeta, ThinkingModeMeta, Thresholds,
+    WindowingMeta,
 };
 pub use crate::writer::{IndexWriter, write_atomic};
 
