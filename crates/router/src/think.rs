@@ -7,7 +7,8 @@
 //!    to the mode matched first in the text (the request's main verb usually comes first);
 //! 3. **semantic**: the problem's embedding against each mode's centroid (the normalised mean of
 //!    its card's and examples' rows; on indexes from builder versions before
-//!    [`switchyard_format::THINKING_CENTROIDS_SINCE`], its best row); it decides only when the best mode leads the runner-up by the margin measured at build time in
+//!    [`switchyard_format::THINKING_CENTROIDS_SINCE`], its best row); it decides only when the
+//!    best mode leads the runner-up by the margin measured at build time in
 //!    leave-one-out over the examples (the same safety rule as mode inference); an index whose
 //!    examples could not support that stores no margin, and this step never decides;
 //! 4. **default**: the mode the manifest marks `default = true` (council in the default catalog).
