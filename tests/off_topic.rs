@@ -79,6 +79,39 @@ fn a_task_nearer_to_a_general_topic_than_to_any_card_gets_no_tool() {
     assert!(index.off_topic().is_none());
 }
 
+/// A catalog that says in its `off_topic.toml` that it serves a general topic keeps tasks about
+/// that topic open: the warehouse's own index closes "a name for a puppy" on `pets`; a copy
+/// of the catalog that declares `pets` served has no `pets` row, lists it as served, and gives
+/// the task tools (its nearest topic is then another, by less than the margin).
+#[test]
+fn a_topic_the_catalog_says_it_serves_never_closes_a_task() {
+    let Some(model) = model_or_skip("e5-small") else { return };
+    let task = "what's a good name for a golden retriever puppy";
+    let shipped = RouterBuilder::new(warehouse_index(&model)).build(Arc::clone(&model)).unwrap();
+    let check = shipped.route(task, &RouteOptions::default()).unwrap().off_topic.unwrap();
+    assert!(check.closed && check.topic == "pets", "{check:?}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = dir.path().join("warehouse");
+    std::fs::create_dir(&catalog).unwrap();
+    for entry in std::fs::read_dir(root().join("tests/catalogs/dev-warehouse")).unwrap() {
+        let path = entry.unwrap().path();
+        std::fs::copy(&path, catalog.join(path.file_name().unwrap())).unwrap();
+    }
+    std::fs::write(catalog.join("off_topic.toml"), "serves = [\"pets\"]\n").unwrap();
+    let path = build(&catalog, model.as_ref(), dir.path(), "declared.idx");
+    let index = switchyard_format::Index::open(&path, &Default::default()).unwrap();
+    let section = index.off_topic().unwrap();
+    assert!(section.covered.iter().any(|t| t == "pets"), "{:?}", section.covered);
+    assert!(!section.names.iter().any(|t| t == "pets"), "{:?}", section.names);
+    drop(index);
+    let declared = RouterBuilder::new(&path).build(Arc::clone(&model)).unwrap();
+    let d = declared.route(task, &RouteOptions::default()).unwrap();
+    let check = d.off_topic.unwrap();
+    assert!(check.topic != "pets" && !check.closed, "{check:?}");
+    assert!(!d.tools.is_empty(), "{check:?}");
+}
+
 /// The development warehouse catalog built with e5-small once for the tests that need it (the
 /// build takes about 15 s).
 fn warehouse_index(model: &Arc<dyn switchyard_embed::Embedder>) -> PathBuf {

@@ -425,7 +425,12 @@ pub fn build_bytes_with(
             };
             let cards = [card(&matrices[0], &tool_spans_u), card(&matrices[1], &skill_spans_u)];
             let cards: Vec<&[f32]> = cards.iter().flatten().map(Vec::as_slice).collect();
-            off_topic::section(embedder, &cards, language_shift::language_of(catalog))?
+            off_topic::section(
+                embedder,
+                &cards,
+                language_shift::language_of(catalog),
+                &catalog.off_topic,
+            )?
         }
     };
     // The static space approximates the model's own vectors, not the adapter's: an index with
@@ -633,7 +638,7 @@ pub fn build_to_file(
             .is_none_or(|t| t.sentence_threshold.is_some() == screen.options.sentence_pieces)
         && existing.adapter().map(|a| a.id.clone()) == options.adapter.as_ref().map(|(_, a)| a.id())
         && late_matches(&existing, embedder)
-        && off_topic_matches(&existing, embedder)
+        && off_topic_matches(&existing, embedder, catalog.off_topic.check)
         && language_shift_matches(&existing, embedder)
         && mode_questions_match(&existing)
     {

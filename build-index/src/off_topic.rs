@@ -17,6 +17,10 @@
 //! - **A catalog in another language** (German, French, Spanish, Portuguese, Italian) also
 //!   gets the topics in its language ([`GENERAL_TOPICS_TRANSLATED`]), and whether it serves a
 //!   topic is asked in that language.
+//! - **Topics the catalog says it serves** (`off_topic.toml`, `serves = [...]`) are left out
+//!   too: a topic's card is broad, and a tool that serves one corner of it (a calculator and
+//!   "homework help") may never come nearer to it than the other topics do. `check = false`
+//!   there builds no section.
 //! - **The margin** is the model's ([`switchyard_embed::ModelInfo::off_topic_margin`]): a task
 //!   is off-topic when its best topic beats its best tools or skills row by it.
 //!
@@ -28,6 +32,7 @@ use crate::general_topics::GENERAL_TOPICS_TRANSLATED;
 use crate::rows::{TextKind, embed_all_as};
 use switchyard_embed::Embedder;
 use switchyard_format::{OffTopicMeta, dot};
+use switchyard_manifest::OffTopicSettings;
 
 /// General topics, as cards: what people ask an assistant that a tool catalog does not do.
 /// Written for switchyard before any result on them (session 34), in English: the cards are
@@ -79,7 +84,9 @@ fn topic_name(card: &str) -> &str {
 
 /// The section for a catalog whose tools and skills cards are `cards` (unit rows in the
 /// model's space) and whose language is `language` (see `catalog_language`), or `None` when
-/// the model has no margin. A catalog in a language with translated topics
+/// the model has no margin or the catalog's `off_topic.toml` turns the check off. The topics
+/// that file says the catalog serves are left out with those measured to be (a name that is
+/// no topic's is an error naming the file, its line and the topics). A catalog in a language with translated topics
 /// ([`GENERAL_TOPICS_TRANSLATED`]) gets them too, after the English rows and under the same
 /// names; whether the catalog serves a topic is then asked in its language, and a served topic
 /// is left out in both.
@@ -87,8 +94,14 @@ pub(crate) fn section(
     embedder: &dyn Embedder,
     cards: &[&[f32]],
     language: Option<&str>,
+    settings: &OffTopicSettings,
 ) -> Result<Option<OffTopicMeta>> {
-    let Some(margin) = embedder.info().off_topic_margin else { return Ok(None) };
+    // The declared names are checked whatever the model, so a typo is caught on every build.
+    let served_by_file = declared(settings)?;
+    let Some(margin) = embedder.info().off_topic_margin.filter(|_| settings.check) else {
+        return Ok(None);
+    };
+    let mut served = served_by_file;
     let native = GENERAL_TOPICS_TRANSLATED
         .iter()
         .find(|(l, _)| language == Some(*l))
@@ -100,7 +113,6 @@ pub(crate) fn section(
     // requests found 8 of 30 topics (jokes, translation, gardening, ...) nearer to a Spanish
     // warehouse's cards than to another English topic, the Spanish ones 5
     // (`benches/RESULTS.md`, session 56).
-    let mut served = vec![false; GENERAL_TOPICS.len()];
     let mut docs_by_version = Vec::with_capacity(versions.len());
     for (v, topics) in versions.iter().enumerate() {
         let texts: Vec<String> = topics.iter().map(|s| s.to_string()).collect();
@@ -114,7 +126,7 @@ pub(crate) fn section(
                     .filter(|&(j, _)| j != i)
                     .map(|(_, d)| dot(request, d))
                     .fold(f32::NEG_INFINITY, f32::max);
-                served[i] = best_card(request) > other_topics - COVERAGE_SLACK;
+                served[i] |= best_card(request) > other_topics - COVERAGE_SLACK;
             }
         }
         docs_by_version.push(docs);
@@ -135,9 +147,96 @@ pub(crate) fn section(
     Ok(Some(OffTopicMeta { margin, names, rows, covered }))
 }
 
+/// Which topics `settings` declares served, by [`GENERAL_TOPICS`] index; an error naming the
+/// file, the line and the topics for a name that is none of them.
+fn declared(settings: &OffTopicSettings) -> Result<Vec<bool>> {
+    let names: Vec<&str> = GENERAL_TOPICS.iter().map(|card| topic_name(card)).collect();
+    let mut served = vec![false; names.len()];
+    for topic in &settings.serves {
+        let i = names
+            .iter()
+            .position(|n| n.eq_ignore_ascii_case(&topic.name))
+            .ok_or_else(|| settings.unknown_topic(topic, &names))?;
+        served[i] = true;
+    }
+    Ok(served)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use switchyard_embed::{HashEmbedder, ModelInfo};
+
+    /// The hash embedder with an off-topic margin, as a real model's `model.toml` gives one.
+    struct WithMargin(HashEmbedder, ModelInfo);
+
+    impl WithMargin {
+        fn new() -> Self {
+            let hash = HashEmbedder::new(64);
+            let mut info = hash.info().clone();
+            info.off_topic_margin = Some(0.02);
+            Self(hash, info)
+        }
+    }
+
+    impl Embedder for WithMargin {
+        fn info(&self) -> &ModelInfo {
+            &self.1
+        }
+        fn embed_batch(&self, texts: &[&str]) -> switchyard_embed::Result<Vec<Vec<f32>>> {
+            self.0.embed_batch(texts)
+        }
+        fn count_tokens(&self, text: &str) -> switchyard_embed::Result<usize> {
+            self.0.count_tokens(text)
+        }
+    }
+
+    fn settings(text: &str) -> OffTopicSettings {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("tools.toml"),
+            "[[tool]]\nname = \"calculator\"\ndescription = \"Work out sums.\"\n",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join(switchyard_manifest::OFF_TOPIC_FILE), text).unwrap();
+        switchyard_manifest::Catalog::load(dir.path()).unwrap().off_topic
+    }
+
+    #[test]
+    fn a_topic_the_catalog_says_it_serves_is_left_out_of_the_section() {
+        let model = WithMargin::new();
+        let card = model.embed("calculator: Work out sums.").unwrap();
+        let shipped =
+            section(&model, &[&card], None, &OffTopicSettings::default()).unwrap().unwrap();
+        assert!(shipped.names.iter().any(|n| n == "homework help"), "{:?}", shipped.covered);
+        let declared = settings("serves = [\"Homework help\", \"jokes\"]\n");
+        let meta = section(&model, &[&card], None, &declared).unwrap().unwrap();
+        for topic in ["homework help", "jokes"] {
+            assert!(meta.covered.iter().any(|c| c == topic), "{:?}", meta.covered);
+            assert!(!meta.names.iter().any(|n| n == topic), "{:?}", meta.names);
+        }
+        assert_eq!(meta.names.len() * model.info().dim, meta.rows.len());
+        assert_eq!(meta.names.len(), shipped.names.len() - 2);
+    }
+
+    #[test]
+    fn a_catalog_that_turns_the_check_off_gets_no_section() {
+        let model = WithMargin::new();
+        let card = model.embed("calculator: Work out sums.").unwrap();
+        let off = settings("check = false\n");
+        assert!(section(&model, &[&card], None, &off).unwrap().is_none());
+    }
+
+    #[test]
+    fn a_declared_name_that_is_no_topic_is_refused_with_its_file_and_line_on_any_model() {
+        let bad = settings("# what we serve\nserves = [\"maths\"]\n");
+        // MiniLM has no off-topic margin, and the typo is still caught.
+        let no_margin = HashEmbedder::new(64);
+        for model in [&no_margin as &dyn Embedder, &WithMargin::new()] {
+            let e = section(model, &[], None, &bad).unwrap_err().to_string();
+            assert!(e.contains("off_topic.toml:2: serves: \"maths\" is not one of the general topics; use one of: general knowledge, jokes"), "{e}");
+        }
+    }
 
     #[test]
     fn every_topic_has_a_name_and_a_description() {

@@ -16,10 +16,12 @@ pub fn late_matches(existing: &Index, embedder: &dyn Embedder) -> bool {
     existing.late().is_none_or(|l| share > 0.0 && l.blend == share.min(1.0))
 }
 
-/// Whether `existing`'s off-topic section agrees with the model's margin: the same margin, or
-/// no section for a model without one (or an index with a query adapter, which never has one).
-pub fn off_topic_matches(existing: &Index, embedder: &dyn Embedder) -> bool {
-    let expected = embedder.info().off_topic_margin.filter(|_| existing.adapter().is_none());
+/// Whether `existing`'s off-topic section agrees with the model's margin and the catalog's
+/// `off_topic.toml`: the same margin, or no section for a model without one, an index with a
+/// query adapter (which never has one) or a catalog that turns the check off (`check`).
+pub fn off_topic_matches(existing: &Index, embedder: &dyn Embedder, check: bool) -> bool {
+    let expected =
+        embedder.info().off_topic_margin.filter(|_| existing.adapter().is_none() && check);
     existing.off_topic().map(|o| o.margin) == expected
 }
 

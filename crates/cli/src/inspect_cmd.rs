@@ -224,20 +224,27 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
     match index.off_topic() {
         Some(o) => {
             // A catalog in another language has each topic twice: in English and in its own.
-            let topics = o.names.iter().collect::<std::collections::BTreeSet<_>>().len();
+            let mut kept: Vec<&str> = Vec::new();
+            for n in &o.names {
+                if !kept.contains(&n.as_str()) {
+                    kept.push(n);
+                }
+            }
             println!(
-                "off-topic  a task nearer to one of {topics} general topics{} than to every tool and skill card by {:.3} gets none; left out as served by the catalog: {}",
-                if o.names.len() > topics {
+                "off-topic  a task nearer to one of {} general topics{} than to every tool and skill card by {:.3} gets none ({}); left out as served by the catalog (measured, or listed in its off_topic.toml): {}",
+                kept.len(),
+                if o.names.len() > kept.len() {
                     " (in English and the catalog's language)"
                 } else {
                     ""
                 },
                 o.margin,
+                kept.join(", "),
                 if o.covered.is_empty() { "none".to_string() } else { o.covered.join(", ") }
             )
         }
         None => println!(
-            "off-topic  none (a model without an off-topic margin, an index with a query adapter, or built before format 16)"
+            "off-topic  none (a model without an off-topic margin, an index with a query adapter, a catalog whose off_topic.toml says `check = false`, or built before format 16)"
         ),
     }
     match index.language_shift() {

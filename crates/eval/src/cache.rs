@@ -48,7 +48,7 @@ pub fn cached_index(
                 == Some(switchyard_build_index::BUILDER_VERSION)
             && idx.adapter().map(|a| a.id.clone()) == adapter_id
             && switchyard_build_index::late_matches(&idx, embedder)
-            && switchyard_build_index::off_topic_matches(&idx, embedder)
+            && switchyard_build_index::off_topic_matches(&idx, embedder, catalog.off_topic.check)
             && switchyard_build_index::language_shift_matches(&idx, embedder)
             && switchyard_build_index::mode_questions_match(&idx)
             && switchyard_build_index::screen_code_matches(&idx)

@@ -275,6 +275,7 @@ pub fn load_tools(path: &Path) -> Result<Catalog> {
         benign: Vec::new(),
         thinking: Vec::new(),
         constitution: None,
+        off_topic: Default::default(),
         warnings,
     })
 }

@@ -122,6 +122,10 @@ pub struct Catalog {
     /// index; `None` without the file (the assembler's built-in one applies).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub constitution: Option<String>,
+    /// What `off_topic.toml` says about the off-topic check (the default without the file;
+    /// left out of the content hash then, so older catalogs hash as before).
+    #[serde(skip_serializing_if = "crate::OffTopicSettings::is_default")]
+    pub off_topic: crate::OffTopicSettings,
     /// Non-fatal findings.
     #[serde(skip)]
     pub warnings: Vec<Warning>,
@@ -400,6 +404,7 @@ impl Catalog {
             Some(src) => Some(src.into_text()),
             None => None,
         };
+        let off_topic = crate::off_topic::load(dir)?;
         let thinking = match read(dir, "thinking.toml")? {
             Some(src) => crate::thinking::load(&src, dir)?,
             None => Vec::new(),
@@ -542,7 +547,17 @@ impl Catalog {
         tools.sort_by(|a, b| a.name.cmp(&b.name));
         skills.sort_by(|a, b| a.name.cmp(&b.name));
         modes.sort_by(|a, b| a.name.cmp(&b.name));
-        Ok(Self { tools, skills, modes, patterns, benign, thinking, constitution, warnings })
+        Ok(Self {
+            tools,
+            skills,
+            modes,
+            patterns,
+            benign,
+            thinking,
+            constitution,
+            off_topic,
+            warnings,
+        })
     }
 
     /// sha256 of the catalog's canonical JSON (bodies and rules included): two folders with the

@@ -9,6 +9,7 @@
 //! | `modes.toml` | `[[mode]]` | `name`, `description`, `keywords`, `examples`?, `base_tools`?, `base_skills`?, `rules`? (path) |
 //! | `injection.toml` | `[[pattern]]`, `[[benign]]` | `text`, `lang`, `category`? (patterns only); a folder without any gets the built-in set at build time ([`Catalog::use_built_in_attacks`]) |
 //! | `screen_checks.toml` | `[[must_flag]]`, `[[must_keep]]` | `text`, `lang`: texts every built injection screen must flag or let through (checked at build time, never trained on) |
+//! | `off_topic.toml` | (top level) | `serves`? (general topics the catalog serves, names as `switchyard inspect` lists them: never closed as off-topic), `check`? (`false`: no off-topic check); see [`OffTopicSettings`] |
 //! | `thinking.toml` | `[[thinking]]` | `name`, `description`, `scaffold` (path; takes `{problem}`, ends in `## Success Criteria` with 3-5 `- ` items), `keywords`?, `examples`?, `default`?; a folder without it gets the built-in modes at build time ([`Catalog::use_built_in_thinking`]) |
 //!
 //! ```
@@ -29,6 +30,7 @@
 pub use crate::catalog::{Benign, Catalog, HINTS, Mode, Pattern, Skill, Tool, Warning};
 pub use crate::error::{ManifestError, Result};
 pub use crate::injection::BUILT_IN_ATTACKS;
+pub use crate::off_topic::{OFF_TOPIC_FILE, OffTopicSettings, ServedTopic};
 pub use crate::screen_checks::{SCREEN_CHECKS_FILE, ScreenCheck, ScreenChecks};
 pub use crate::thinking::{
     BUILT_IN_THINKING, CRITERIA_HEADING, CRITERIA_RANGE, PROBLEM_PLACEHOLDER, ThinkingMode,
@@ -39,6 +41,7 @@ pub use crate::tools_json::{TOOLS_DIR, TOOLS_JSON};
 mod catalog;
 mod error;
 mod injection;
+mod off_topic;
 mod screen_checks;
 mod texts;
 mod thinking;
