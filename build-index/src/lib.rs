@@ -417,7 +417,8 @@ pub fn build_bytes_with(
     });
     // The topics live in the model's space: an index whose items are in an adapter's has none.
     let general_topics = match adapter {
-        Some(_) => None,
+        // No section to leave topics out of, but a typo in `off_topic.toml` is still an error.
+        Some(_) => off_topic::declared(&catalog.off_topic).map(|_| None)?,
         None => {
             // Each item's first row is its card.
             let card = |m: &[f32], spans: &[(usize, usize)]| -> Vec<Vec<f32>> {

@@ -86,10 +86,10 @@ fn topic_name(card: &str) -> &str {
 /// model's space) and whose language is `language` (see `catalog_language`), or `None` when
 /// the model has no margin or the catalog's `off_topic.toml` turns the check off. The topics
 /// that file says the catalog serves are left out with those measured to be (a name that is
-/// no topic's is an error naming the file, its line and the topics). A catalog in a language with translated topics
-/// ([`GENERAL_TOPICS_TRANSLATED`]) gets them too, after the English rows and under the same
-/// names; whether the catalog serves a topic is then asked in its language, and a served topic
-/// is left out in both.
+/// no topic's is an error naming the file, its line and the topics). A catalog in a language
+/// with translated topics ([`GENERAL_TOPICS_TRANSLATED`]) gets them too, after the English rows
+/// and under the same names; whether the catalog serves a topic is then asked in its language,
+/// and a served topic is left out in both.
 pub(crate) fn section(
     embedder: &dyn Embedder,
     cards: &[&[f32]],
@@ -149,7 +149,7 @@ pub(crate) fn section(
 
 /// Which topics `settings` declares served, by [`GENERAL_TOPICS`] index; an error naming the
 /// file, the line and the topics for a name that is none of them.
-fn declared(settings: &OffTopicSettings) -> Result<Vec<bool>> {
+pub(crate) fn declared(settings: &OffTopicSettings) -> Result<Vec<bool>> {
     let names: Vec<&str> = GENERAL_TOPICS.iter().map(|card| topic_name(card)).collect();
     let mut served = vec![false; names.len()];
     for topic in &settings.serves {
