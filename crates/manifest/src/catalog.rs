@@ -224,10 +224,22 @@ impl Source {
     }
 
     pub(crate) fn parse<T: serde::de::DeserializeOwned>(&self) -> Result<T> {
-        toml::from_str(&self.text).map_err(|e| ManifestError::Parse {
-            path: self.path.clone(),
-            line: e.span().map_or(1, |s| self.line(s)),
-            message: e.message().trim().to_string(),
+        toml::from_str(&self.text).map_err(|e| {
+            let mut message = e.message().trim().to_string();
+            // The parser's "duplicate key" says neither which key nor what to do.
+            if message == "duplicate key"
+                && let Some(key) = e.span().and_then(|s| self.text.get(s))
+            {
+                message = format!(
+                    "duplicate key `{}`: a key may appear once per entry; remove one of them",
+                    key.trim()
+                );
+            }
+            ManifestError::Parse {
+                path: self.path.clone(),
+                line: e.span().map_or(1, |s| self.line(s)),
+                message,
+            }
         })
     }
 }
@@ -416,6 +428,15 @@ impl Catalog {
         let mut mode_names = BTreeSet::new();
         if let Some(src) = &modes_src {
             let file: ModesFile = src.parse()?;
+            if file.mode.is_empty() {
+                // Otherwise the tools' modes would be refused with "allowed: any", which names
+                // the wrong file.
+                return Err(src.invalid(
+                    0..0,
+                    "mode",
+                    "no [[mode]] entries; add at least one, or delete the file (a catalog without modes offers every tool to every task)",
+                ));
+            }
             let mut seen = BTreeMap::new();
             for m in file.mode {
                 let name = unique(src, &mut seen, &m.name, "mode.name", Letters::Lower)?;

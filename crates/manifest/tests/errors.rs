@@ -197,6 +197,21 @@ fn syntax_errors_give_the_line() {
 }
 
 #[test]
+fn a_key_given_twice_is_named_with_its_line() {
+    let tools =
+        "[[tool]]\nname = \"a\"\ndescription = \"Read a file\"\ndescription = \"Read it\"\n";
+    let e = err(&[("tools.toml", tools)]);
+    assert!(e.starts_with("DIR/tools.toml:4: duplicate key `description`"), "{e}");
+    assert!(e.contains("remove one of them"), "{e}");
+}
+
+#[test]
+fn a_modes_file_without_modes_is_refused_as_itself_not_through_the_tools_that_name_modes() {
+    let e = err(&[("tools.toml", TOOLS), ("modes.toml", "# modes come later\n")]);
+    assert!(e.starts_with("DIR/modes.toml:1: mode: no [[mode]] entries"), "{e}");
+}
+
+#[test]
 fn near_duplicate_descriptions_warn_but_load() {
     let tools = "[[tool]]\nname = \"a\"\ndescription = \"Search the code base for a regular expression\"\nmodes = [\"any\"]\n[[tool]]\nname = \"b\"\ndescription = \"Search the code base for a regular expression.\"\nmodes = [\"any\"]\n";
     let dir = folder(&[("tools.toml", tools)]);
