@@ -395,9 +395,12 @@ pub fn windows(text: &str, config: &WindowConfig) -> Vec<Window> {
             i = last;
         }
     }
-    if out.len() > max_windows {
-        // Overlap and shape changes pushed the count past the bound: drop both rather than the
-        // text's tail.
+    // Overlap and shape changes pushed the count past the bound: drop both rather than the
+    // text's tail, and when units of uneven length still leave too many windows (two units of
+    // just over half the target each take one window each), pack to a longer target until the
+    // bound holds. It always does once the target is the text's length.
+    let mut target = target;
+    while out.len() > max_windows {
         out.clear();
         let mut i = 0;
         while i < units.len() {
@@ -408,6 +411,7 @@ pub fn windows(text: &str, config: &WindowConfig) -> Vec<Window> {
             }
             out.push(Window { start: units[first].start, end: units[i - 1].end });
         }
+        target += target / 2 + 1;
     }
     out
 }
@@ -434,6 +438,20 @@ mod tests {
             texts("See http://x.example at 10:30", &c),
             vec!["See http://x.example at 10:30"]
         );
+    }
+
+    #[test]
+    fn the_window_count_is_a_bound_even_when_no_two_sentences_fit_one_window() {
+        // Five sentences of 31 bytes, at most four windows: the longer target (58 bytes) holds
+        // one sentence, not two, so packing to it alone gives five windows.
+        let c = WindowConfig { target_bytes: 16, single_window_bytes: 20, max_windows: 4 };
+        let text = "Aaaaaaaaaaaaaaaaaaaaaaaaaaaaa. ".repeat(5);
+        let w = windows(&text, &c);
+        assert!(w.len() <= 4, "{w:?}");
+        let unread = text.char_indices().filter(|&(i, c)| {
+            !c.is_whitespace() && !w.iter().any(|w| (w.start..w.end).contains(&i))
+        });
+        assert_eq!(unread.count(), 0, "every sentence is in a window: {w:?}");
     }
 
     #[test]
