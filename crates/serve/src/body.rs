@@ -38,8 +38,12 @@ pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
         return Err(ApiError::bad_request("the request body is empty; send a JSON object"));
     }
     serde_json::from_slice(bytes).map_err(|e| {
+        // serde_json reports some wrong types (an object or an array where a word like
+        // `"minimal"` is expected) as syntax errors; a body that parses as JSON is not malformed.
+        let well_formed = serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_ok();
         let what = match e.classify() {
             serde_json::error::Category::Data => "invalid request",
+            _ if well_formed => "invalid request",
             _ => "malformed JSON",
         };
         ApiError::bad_request(format!("{what}: {e}"))
