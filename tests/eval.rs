@@ -458,6 +458,42 @@ fn a_bad_off_topic_file_is_refused_before_any_work() {
 }
 
 #[test]
+fn a_catalog_without_modes_is_evaluated_from_cases_without_a_mode() {
+    // A user of MCP servers brings tool lists only: no modes, so the cases name none.
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = root().join("tests/catalogs/heldout-mcp");
+    let cases = dir.path().join("cases.jsonl");
+    write(
+        &cases,
+        "{\"task\": \"squash and merge #412\", \"lang\": \"en\", \"tools\": [\"merge_pull_request\"]}\n\
+         {\"task\": \"wie spät ist es in Tokio?\", \"lang\": \"de\", \"tools\": [\"get_current_time\"], \"mode\": \"act\"}\n",
+    );
+    let cfg = CasesEval {
+        manifests: catalog,
+        cases: cases.clone(),
+        cache_dir: dir.path().join("cache"),
+        off_topic: None,
+        fitted: None,
+        adapter: None,
+    };
+    let model = Arc::new(switchyard_embed::HashEmbedder::new(32));
+    let r = switchyard_eval::eval_cases(&cfg, model.clone(), &no_progress).unwrap();
+    assert_eq!(metric(&r.overall, "cases"), 2.0);
+    assert!(r.overall["tool_recall@3"].is_number(), "{:?}", r.overall);
+    // Mode accuracy is read on the one case that expects a mode (the catalog's default, `act`).
+    assert_eq!(metric(&r.overall, "mode_accuracy"), 1.0, "{:?}", r.overall);
+    assert!(r.per_lang["en"]["mode_accuracy"].is_null(), "{:?}", r.per_lang["en"]);
+
+    // A mode the catalog does not have is still refused, and the error says a case may name none.
+    write(&cases, "{\"task\": \"merge it\", \"lang\": \"en\", \"mode\": \"plan\"}\n");
+    let e = switchyard_eval::eval_cases(&cfg, model, &no_progress).unwrap_err().to_string();
+    assert!(
+        e.contains("cases.jsonl") && e.contains("mode") && e.contains("leave `mode` out"),
+        "{e}"
+    );
+}
+
+#[test]
 fn the_held_out_documents_pair_each_clean_document_with_one_planted_request() {
     // tests/injection/README.md says what the file holds; its figures are only meaningful if
     // that stays true (and it is never trained on: no build reads it).

@@ -620,3 +620,44 @@ fn a_tools_examples_do_not_draw_the_tasks_of_tools_without_them() {
     // An example still brings its own tool first for a request phrased like it.
     assert_eq!(top3("get DHL to come by at 4 for the pallets")[0], "book_carrier_pickup");
 }
+
+#[test]
+fn what_a_task_names_by_its_form_finds_the_tool_that_takes_it_in_any_language() {
+    // The tasks say neither "url", "channel" nor "path"; the tools say so in their parameters
+    // only. The hash embedder gives the dense side no help, so the lexical side decides.
+    let dir = tempfile::tempdir().unwrap();
+    let m = dir.path().join("servers");
+    std::fs::create_dir_all(&m).unwrap();
+    let tool = |name: &str, description: &str, param: &str| {
+        format!(
+            r#"{{"name": "{name}", "description": "{description}", "inputSchema": {{"type": "object", "properties": {{"{param}": {{"type": "string"}}}}}}}}"#
+        )
+    };
+    let tools = [
+        tool("fetch", "Gets a page and returns it as markdown", "url"),
+        tool("post_message", "Posts a message", "channel_id"),
+        tool("read_text_file", "Reads a document", "path"),
+        tool("create_invoice", "Creates an invoice", "customer"),
+        tool("list_orders", "Lists orders", "status"),
+    ];
+    write(&m, "tools.json", &format!("{{\"tools\": [{}]}}", tools.join(",")));
+    let path = build(&m, &HashEmbedder::new(384), dir.path(), "x.idx");
+    let model = Arc::new(HashEmbedder::new(384));
+    let with = RouterBuilder::new(&path).build(model.clone()).unwrap();
+    let without = RouterBuilder::new(&path).entity_terms(false).build(model).unwrap();
+    let lexical = |router: &switchyard_router::Router, task: &str, tool: &str| {
+        // (A tool left out of the selection has no lexical score to show, and counts as 0.)
+        let d = router.route(task, &RouteOptions::default()).unwrap();
+        d.tools.iter().find(|t| t.name == tool).and_then(|t| t.signals).map_or(0.0, |s| s.lexical)
+    };
+    for (task, tool) in [
+        ("résume-moi https://example.org/q3", "fetch"),
+        ("avisa no #geral que a reunião foi adiada", "post_message"),
+        ("zeig mir /var/log/app/error.log", "read_text_file"),
+    ] {
+        assert!(lexical(&with, task, tool) > 0.0, "{task}: {tool} has no lexical score");
+        assert_eq!(lexical(&without, task, tool), 0.0, "{task}: {tool} without the forms' words");
+        let d = with.route(task, &RouteOptions::default()).unwrap();
+        assert!(d.tool_names().contains(&tool), "{task}: {:?}", d.tools);
+    }
+}

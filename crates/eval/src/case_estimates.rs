@@ -29,7 +29,7 @@ impl PerCase {
             columns[0].push(has_tools.then(|| recall(&tools, &c.tools, 3)));
             columns[1].push(has_tools.then(|| recall(&tools, &c.tools, 5)));
             columns[2].push((!c.skills.is_empty()).then(|| recall(&skills, &c.skills, 3)));
-            columns[3].push(Some(f64::from(u8::from(d.mode == c.mode))));
+            columns[3].push(c.mode_is(&d.mode).map(|right| f64::from(u8::from(right))));
         }
         PerCase {
             metrics: METRICS.into_iter().zip(columns).collect(),

@@ -31,12 +31,21 @@ pub struct CaseRow {
     /// Skills it needs.
     #[serde(default)]
     pub skills: Vec<String>,
-    /// The expected mode.
-    pub mode: String,
+    /// The expected mode; a case without one (a catalog without modes, say) counts in every
+    /// figure but mode accuracy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
     /// The same task in several languages shares a group (any name): each language's gap to
     /// English is then paired by task ([`CasesReport::language_gaps`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group: Option<String>,
+}
+
+impl CaseRow {
+    /// Whether `mode` is the expected one; `None` for a case that expects none.
+    pub fn mode_is(&self, mode: &str) -> Option<bool> {
+        self.mode.as_deref().map(|m| m == mode)
+    }
 }
 
 /// What to evaluate.
@@ -106,6 +115,7 @@ struct Tally {
     tool_selected: f64,
     with_skills: usize,
     skill_r3: f64,
+    with_mode: usize,
     mode_ok: usize,
     static_answered: usize,
 }
@@ -119,7 +129,7 @@ impl Tally {
         m.insert("tool_recall@5".into(), per(self.tool_r5, self.with_tools).into());
         m.insert("tool_recall_selected".into(), per(self.tool_selected, self.with_tools).into());
         m.insert("skill_recall@3".into(), per(self.skill_r3, self.with_skills).into());
-        m.insert("mode_accuracy".into(), per(self.mode_ok as f64, self.cases).into());
+        m.insert("mode_accuracy".into(), per(self.mode_ok as f64, self.with_mode).into());
         m.insert("static_answered".into(), per(self.static_answered as f64, self.cases).into());
         m
     }
@@ -242,10 +252,13 @@ pub fn deciding_step(d: &Decision) -> String {
 
 fn mode_steps(cases: &[CaseRow], decisions: &[Decision]) -> BTreeMap<String, ModeStep> {
     let mut steps: BTreeMap<String, ModeStep> = BTreeMap::new();
-    for (c, d) in cases.iter().zip(decisions) {
+    // Only the cases that expect a mode: a step cannot be right or wrong on the others.
+    for (right, d) in
+        cases.iter().zip(decisions).filter_map(|(c, d)| Some((c.mode_is(&d.mode)?, d)))
+    {
         let step = steps.entry(deciding_step(d)).or_default();
         step.cases += 1;
-        step.right += usize::from(d.mode == c.mode);
+        step.right += usize::from(right);
     }
     steps
 }
@@ -300,12 +313,18 @@ fn validate(cases: &[CaseRow], catalog: &Catalog, path: &std::path::Path) -> Res
                 return Err(invalid(i + 1, "skills", format!("{s} is not a skill of the catalog")));
             }
         }
-        if !catalog.modes.iter().any(|m| m.name == c.mode) && c.mode != catalog.default_mode() {
+        if let Some(mode) = &c.mode
+            && !catalog.modes.iter().any(|m| &m.name == mode)
+            && *mode != catalog.default_mode()
+        {
             let known: Vec<&str> = catalog.modes.iter().map(|m| m.name.as_str()).collect();
             return Err(invalid(
                 i + 1,
                 "mode",
-                format!("{} is not a mode; known: {}", c.mode, known.join(", ")),
+                format!(
+                    "{mode} is not a mode; known: {} (or leave `mode` out to score the case without one)",
+                    known.join(", ")
+                ),
             ));
         }
     }
@@ -352,9 +371,10 @@ pub fn eval_cases(
             embedded.prime(router, i, &c.task);
             // A case may expect the catalog's default mode where the catalog declares no modes:
             // then there is nothing to give, and the mode is inferred as deployed.
-            let give = mode_given && router.index().meta().modes.iter().any(|m| m.name == c.mode);
-            let options =
-                RouteOptions { mode: give.then(|| c.mode.clone()), ..RouteOptions::default() };
+            let given = c.mode.as_ref().filter(|&mode| {
+                mode_given && router.index().meta().modes.iter().any(|m| &m.name == mode)
+            });
+            let options = RouteOptions { mode: given.cloned(), ..RouteOptions::default() };
             out.push(router.route_with(&c.task, &options, &mut scratch)?);
         }
         Ok::<_, EvalError>(out)
@@ -533,11 +553,12 @@ fn tally(
     for (c, d) in cases.iter().zip(decisions) {
         let tools = by_score(&d.tools);
         let skills = by_score(&d.skills);
-        let mode_ok = d.mode == c.mode;
+        let mode_ok = c.mode_is(&d.mode);
         for key in [None, Some(c.lang.clone())] {
             let g = groups.entry(key).or_default();
             g.cases += 1;
-            g.mode_ok += mode_ok as usize;
+            g.with_mode += mode_ok.is_some() as usize;
+            g.mode_ok += (mode_ok == Some(true)) as usize;
             g.static_answered += (d.answered_by == AnsweredBy::Static) as usize;
             if !c.tools.is_empty() {
                 g.with_tools += 1;
@@ -554,13 +575,13 @@ fn tally(
             c.tools.iter().filter(|t| !tools.iter().take(5).any(|x| x == t)).cloned().collect();
         let missing_skills: Vec<String> =
             c.skills.iter().filter(|t| !skills.iter().take(3).any(|x| x == t)).cloned().collect();
-        if !missing_tools.is_empty() || !missing_skills.is_empty() || !mode_ok {
+        if !missing_tools.is_empty() || !missing_skills.is_empty() || mode_ok == Some(false) {
             misses.push(Miss {
                 task: c.task.clone(),
                 lang: c.lang.clone(),
                 missing_tools,
                 missing_skills,
-                expected_mode: (!mode_ok).then(|| c.mode.clone()),
+                expected_mode: c.mode.clone().filter(|_| mode_ok == Some(false)),
                 got_mode: format!("{} ({})", d.mode, deciding_step(d)),
                 got_tools: tools.iter().take(5).map(|s| s.to_string()).collect(),
                 answered_by: d.answered_by,

@@ -213,9 +213,9 @@ impl Fitter<'_> {
                 n_skills += 1;
                 skills += recall(&ranked(&d.skills), &c.row.skills, 3);
             }
-            if !c.unrelated {
+            if let Some(right) = c.row.mode_is(&d.mode).filter(|_| !c.unrelated) {
                 n_modes += 1;
-                modes += (d.mode == c.row.mode) as usize;
+                modes += right as usize;
             }
         }
         Ok(FitMetrics {
@@ -300,7 +300,12 @@ impl Fitter<'_> {
         // with nearly all their votes, or with any lead when the default mode is a topic of its
         // own (the question rule, which decides between the two, is not modelled).
         let mut seen: Vec<(f32, bool, bool, bool, Option<bool>)> = Vec::new();
-        for (c, d) in cases.iter().zip(&decisions).filter(|(c, _)| !c.unrelated) {
+        for (d, expected) in cases
+            .iter()
+            .zip(&decisions)
+            .filter(|(c, _)| !c.unrelated)
+            .filter_map(|(c, d)| Some((d, c.row.mode.as_deref()?)))
+        {
             if let Some(s) = &d.semantic_mode
                 && matches!(d.mode_source, ModeSource::Semantic | ModeSource::Default)
             {
@@ -309,8 +314,8 @@ impl Fitter<'_> {
                     .tools_favour
                     .as_ref()
                     .filter(|e| e.share >= TOOLS_DECIDE_SHARE || self.topic_default)
-                    .map(|e| e.mode == c.row.mode);
-                let (guess, default) = (s.best == c.row.mode, self.default_mode == c.row.mode);
+                    .map(|e| e.mode == expected);
+                let (guess, default) = (s.best == expected, self.default_mode == expected);
                 seen.push((s.lead, guess, default, agreed, tools));
             }
         }
@@ -403,7 +408,7 @@ pub fn fit(
             lang: r.lang,
             tools: Vec::new(),
             skills: Vec::new(),
-            mode: String::new(),
+            mode: None,
             group: None,
         }));
     }

@@ -21,16 +21,22 @@
 //! bigrams (Chinese and Japanese have no spaces); every alphabetic term cut to its first
 //! [`STEM_PREFIX`] characters, a language-free stemmer that also meets across languages
 //! (reservation, reserva, réserver, Reservierung → reserv). One-letter terms are dropped.
+//!
+//! **What a task names by its form** ([`entity_terms`]): a URL, an e-mail address, a file path,
+//! a `#channel`, an `@mention` or a time of day adds the words tools use for it (`url`, `email`,
+//! `path`, `channel`, `user`, `time`) to the task's terms, in any language.
 #![deny(missing_docs)]
 
 mod analyze;
 mod bm25;
+mod entities;
 mod hashed;
 pub mod question;
 mod triage;
 
 pub use crate::analyze::{ANALYZER_VERSION, STEM_PREFIX, analyze, fold, is_cjk};
 pub use crate::bm25::{Bm25Scorer, LexicalScores, build, build_with};
+pub use crate::entities::entity_terms;
 pub use crate::hashed::{HASHED_BUCKETS, HASHED_FEATURES_VERSION, hashed_features, hashed_logit};
 pub use crate::question::{QUESTION_RULES_VERSION, is_question};
 pub use crate::triage::LexicalTriage;

@@ -66,6 +66,9 @@ pub(crate) struct RouterConfig {
     pub(crate) language_shift: bool,
     /// Whether each part of a task that asks for several things is scored alone too.
     pub(crate) task_parts: bool,
+    /// Whether what a task names by form (a URL, a path, `#channel`) adds its words to the
+    /// task's lexical terms.
+    pub(crate) entity_terms: bool,
 }
 
 impl Default for RouterConfig {
@@ -100,6 +103,7 @@ impl Default for RouterConfig {
             off_topic_margin: None,
             language_shift: true,
             task_parts: true,
+            entity_terms: true,
         }
     }
 }
@@ -203,6 +207,11 @@ impl RouterBuilder {
         /// against the tools and skills, its vector pooled from the task's one pass (default
         /// true, for comparisons).
         task_parts: bool => task_parts);
+    setter!(/// Whether what a task names by its form (a URL, an e-mail address, a file path, a
+        /// `#channel`, an `@mention`, a time of day) adds the words tools use for it (`url`,
+        /// `email`, `path`, `channel`, `user`, `time`) to the task's lexical terms; see
+        /// [`switchyard_lexical::entity_terms`] (default true, for comparisons).
+        entity_terms: bool => entity_terms);
     setter!(/// Whether a task in another language than the catalog is moved towards the
         /// catalog's language before the tools are scored (the index's `language_shift`
         /// section, written by the builder since format version 18 for models with a language

@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use switchyard_embed::{Embedder, TokenStates};
 use switchyard_format::{Index, ItemMeta, MatrixView, SectionKind};
-use switchyard_lexical::{Bm25Scorer, analyze};
+use switchyard_lexical::Bm25Scorer;
 
 /// A compiled view of one item kind (tools or skills) for fast per-task work.
 #[derive(Debug)]
@@ -380,7 +380,8 @@ impl Router {
             scratch.parts =
                 crate::clauses::part_vectors_into(tokens, &parts, &mut scratch.part_vectors);
             scratch.part_spans = parts.iter().map(|p| p.tokens.clone()).collect();
-            scratch.part_terms = parts.iter().map(|p| analyze(&task[p.text.clone()])).collect();
+            scratch.part_terms =
+                parts.iter().map(|p| self.lexical_terms(&task[p.text.clone()])).collect();
             scratch.part_texts = parts.iter().map(|p| task[p.text.clone()].to_string()).collect();
             tracing::debug!(parts = scratch.parts, "task parts scored alone");
         }
@@ -395,7 +396,7 @@ impl Router {
             }
             _ => None,
         };
-        let terms = analyze(task);
+        let terms = self.lexical_terms(task);
         // Once per task: the decision reports it, and the mode step reads whether it is a question.
         let analysis = crate::analysis::analyze_task(task);
         // The tools' scores do not depend on the mode: computed once, before the mode step,

@@ -76,6 +76,15 @@ pub(crate) struct HybridInput<'a> {
 }
 
 impl Router {
+    /// A task's lexical terms: its words, and those of what it names by form.
+    pub(crate) fn lexical_terms(&self, text: &str) -> Vec<String> {
+        let mut terms = switchyard_lexical::analyze(text);
+        if self.config.entity_terms {
+            terms.extend(switchyard_lexical::entity_terms(text));
+        }
+        terms
+    }
+
     /// Hybrid selection for an index with a selection section; `None` without one.
     pub(crate) fn select_hybrid(
         &self,
