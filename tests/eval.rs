@@ -484,6 +484,19 @@ fn a_catalog_without_modes_is_evaluated_from_cases_without_a_mode() {
     assert_eq!(metric(&r.overall, "mode_accuracy"), 1.0, "{:?}", r.overall);
     assert!(r.per_lang["en"]["mode_accuracy"].is_null(), "{:?}", r.per_lang["en"]);
 
+    // `fit` learns from such cases too, and counts no mode accuracy over them.
+    let index = r.index.path.clone();
+    let fit = switchyard_eval::FitConfig {
+        index,
+        cases: root().join("tests/catalogs/heldout-mcp/tasks.jsonl"),
+        off_topic: None,
+        out: dir.path().join("fitted.idx"),
+        folds: 5,
+    };
+    let f = switchyard_eval::fit(&fit, model.clone(), &no_progress).unwrap();
+    let m = &f.cross_validated_before;
+    assert_eq!((m.cases, m.tool_cases, m.skill_cases, m.mode_cases), (50, 50, 0, 0), "{m:?}");
+
     // A mode the catalog does not have is still refused, and the error says a case may name none.
     write(&cases, "{\"task\": \"merge it\", \"lang\": \"en\", \"mode\": \"plan\"}\n");
     let e = switchyard_eval::eval_cases(&cfg, model, &no_progress).unwrap_err().to_string();

@@ -302,12 +302,14 @@ pub fn fit(a: FitArgs) -> Result<()> {
         "", "tool r@3", "skill r@3", "mode", "unrelated+", "real shut"
     );
     let opt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.4}"));
+    // A figure over no cases (a catalog without skills or modes) is shown as "-", not 0.
+    let over = |v: f64, n: usize| opt((n > 0).then_some(v));
     let line = |name: &str, m: &switchyard_eval::FitMetrics, kept: &str| {
         println!(
-            "{name:<22}{:>10.4}{:>10.4}{:>10.4}{:>12}{:>12}  {kept}",
+            "{name:<22}{:>10.4}{:>10}{:>10}{:>12}{:>12}  {kept}",
             m.tool_recall_at_3,
-            m.skill_recall_at_3,
-            m.mode_accuracy,
+            over(m.skill_recall_at_3, m.skill_cases),
+            over(m.mode_accuracy, m.mode_cases),
             opt(m.no_tool_selected_rate),
             opt(m.real_closed_off_topic_rate)
         );

@@ -85,6 +85,9 @@ pub struct FitMetrics {
     pub tool_cases: usize,
     /// Of them, cases with skills (what skill recall is over).
     pub skill_cases: usize,
+    /// Of them, cases that expect a mode (what mode accuracy is over; none on a catalog
+    /// without modes).
+    pub mode_cases: usize,
     /// Tool recall@3 over cases with tools.
     pub tool_recall_at_3: f64,
     /// Skill recall@3 over cases with skills.
@@ -222,6 +225,7 @@ impl Fitter<'_> {
             cases: cases.len(),
             tool_cases: n_tools,
             skill_cases: n_skills,
+            mode_cases: n_modes,
             tool_recall_at_3: round4(tools / n_tools.max(1) as f64),
             skill_recall_at_3: round4(skills / n_skills.max(1) as f64),
             mode_accuracy: round4(modes as f64 / n_modes.max(1) as f64),
@@ -544,6 +548,7 @@ fn merge(folds: &[(FitMetrics, usize)]) -> FitMetrics {
         cases: n,
         tool_cases: folds.iter().map(|(m, _)| m.tool_cases).sum(),
         skill_cases: folds.iter().map(|(m, _)| m.skill_cases).sum(),
+        mode_cases: folds.iter().map(|(m, _)| m.mode_cases).sum(),
         tool_recall_at_3: mean(&|m| m.tool_recall_at_3),
         skill_recall_at_3: mean(&|m| m.skill_recall_at_3),
         mode_accuracy: mean(&|m| m.mode_accuracy),

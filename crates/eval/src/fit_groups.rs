@@ -92,6 +92,7 @@ mod tests {
             cases: 10,
             tool_cases: 10,
             skill_cases: 2,
+            mode_cases: 10,
             tool_recall_at_3: tools,
             skill_recall_at_3: 0.5,
             mode_accuracy: mode,
