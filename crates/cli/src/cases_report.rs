@@ -70,15 +70,19 @@ pub(crate) fn print_cases_report(report: &CasesReport) {
         m.get(k).and_then(serde_json::Value::as_f64).map_or("-".into(), |x| format!("{x:.3}"))
     };
     let gain = |k: &str| report.mode_given_gain.get(k).map_or("-".into(), |e| estimate(e, true));
-    println!(
-        "tool recall@3 / @5 with each case's expected mode given: {} / {} (as deployed {} / {}: the difference, {} / {} paired by case, is what a known mode, filtering hard, is worth)",
-        at(&report.mode_given, "tool_recall@3"),
-        at(&report.mode_given, "tool_recall@5"),
-        at(&report.overall, "tool_recall@3"),
-        at(&report.overall, "tool_recall@5"),
-        gain("tool_recall@3"),
-        gain("tool_recall@5"),
-    );
+    // Mode figures only where some case expects a mode (a catalog of MCP servers has none).
+    let has_modes = report.overall.get("mode_accuracy").is_some_and(serde_json::Value::is_number);
+    if has_modes {
+        println!(
+            "tool recall@3 / @5 with each case's expected mode given: {} / {} (as deployed {} / {}: the difference, {} / {} paired by case, is what a known mode, filtering hard, is worth)",
+            at(&report.mode_given, "tool_recall@3"),
+            at(&report.mode_given, "tool_recall@5"),
+            at(&report.overall, "tool_recall@3"),
+            at(&report.overall, "tool_recall@5"),
+            gain("tool_recall@3"),
+            gain("tool_recall@5"),
+        );
+    }
     if !report.fitted_gain.is_empty() {
         println!(
             "fitted less default (95%, paired by case): {}",
@@ -90,7 +94,9 @@ pub(crate) fn print_cases_report(report: &CasesReport) {
         .iter()
         .map(|(step, s)| format!("{step} {}/{}", s.right, s.cases))
         .collect();
-    println!("mode right / decided, by deciding step: {}", steps.join(", "));
+    if has_modes {
+        println!("mode right / decided, by deciding step: {}", steps.join(", "));
+    }
     for (label, o) in [("", &report.off_topic), (", fitted", &report.fitted_off_topic)] {
         let Some(o) = o else { continue };
         let langs: Vec<String> = o
@@ -109,14 +115,18 @@ pub(crate) fn print_cases_report(report: &CasesReport) {
         }
     }
     for m in &report.misses {
+        let mode = if has_modes {
+            format!(
+                " mode {} (expected {})",
+                m.got_mode,
+                m.expected_mode.as_deref().unwrap_or("ok")
+            )
+        } else {
+            String::new()
+        };
         println!(
-            "miss [{}] {:?}: tools {:?} skills {:?} mode {} (expected {})",
-            m.lang,
-            m.task,
-            m.missing_tools,
-            m.missing_skills,
-            m.got_mode,
-            m.expected_mode.as_deref().unwrap_or("ok")
+            "miss [{}] {:?}: tools {:?} skills {:?}{mode}",
+            m.lang, m.task, m.missing_tools, m.missing_skills
         );
     }
 }
