@@ -8,15 +8,9 @@
 
 use crate::analyze;
 
-/// The kinds of things a task can name by form, each with the words tools use for it.
-const KINDS: [(Kind, &str); 6] = [
-    (Kind::Url, "url link website"),
-    (Kind::Email, "email mail"),
-    (Kind::Path, "path file"),
-    (Kind::Channel, "channel"),
-    (Kind::Mention, "user username"),
-    (Kind::Time, "time"),
-];
+/// The words tools use for each kind of thing a task can name by form, in [`Kind`]'s order.
+const WORDS: [&str; 6] =
+    ["url link website", "email mail", "path file", "channel", "user username", "time"];
 
 /// Extensions that make a word a file name (`notes.md`, `docker-compose.yml`).
 const FILE_EXTENSIONS: &[&str] = &[
@@ -27,6 +21,7 @@ const FILE_EXTENSIONS: &[&str] = &[
     "sh", "lock",
 ];
 
+/// The kinds of things a task can name by form; each indexes [`WORDS`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
     Url,
@@ -48,17 +43,16 @@ enum Kind {
 /// assert!(entity_terms("fix issue #412 by Friday").is_empty());
 /// ```
 pub fn entity_terms(text: &str) -> Vec<String> {
-    let mut found = [false; KINDS.len()];
+    let mut found = [false; WORDS.len()];
     // Every form holds one of these bytes; most words hold none and are passed over unread.
     let may_be_form =
         |w: &&str| w.bytes().any(|b| matches!(b, b':' | b'/' | b'@' | b'#' | b'.' | b'\\'));
     for word in text.split_whitespace().filter(may_be_form) {
         if let Some(kind) = kind_of(word) {
-            let i = KINDS.iter().position(|(k, _)| *k == kind).unwrap_or(0);
-            found[i] = true;
+            found[kind as usize] = true;
         }
     }
-    KINDS.iter().zip(found).filter(|(_, f)| *f).flat_map(|((_, words), _)| analyze(words)).collect()
+    WORDS.iter().zip(found).filter(|(_, f)| *f).flat_map(|(words, _)| analyze(words)).collect()
 }
 
 /// The kind of thing one whitespace-separated word of a task is, if any.
@@ -79,7 +73,8 @@ fn kind_of(word: &str) -> Option<Kind> {
         if user.is_empty() {
             return starts_with_letter(domain).then_some(Kind::Mention);
         }
-        let dot = domain.rfind('.').filter(|&i| i > 0 && i + 2 < domain.len() + 1);
+        // A domain with a dot inside it: a name before and a top-level domain after.
+        let dot = domain.rfind('.').filter(|&i| i > 0 && i + 1 < domain.len());
         return (dot.is_some() && !domain.contains('@')).then_some(Kind::Email);
     }
     if let Some(name) = word.strip_prefix('#') {
