@@ -446,15 +446,22 @@ impl Catalog {
         }
 
         let mut seen = BTreeMap::new();
-        let mut tools = Vec::new();
+        let (mut tools, mut extensions) = (Vec::new(), Vec::new());
         if let Some(src) = &tools_src {
-            tools = crate::tools_toml::parse(src, &mode_names, &mut seen, &mut warnings)?;
+            (tools, extensions) =
+                crate::tools_toml::parse(src, &mode_names, &mut seen, &mut warnings)?;
         }
         let toml_path = tools_src.as_ref().map(|s| s.path.clone()).unwrap_or_default();
         let mut defined: BTreeMap<String, (PathBuf, usize)> =
             seen.into_iter().map(|(name, line)| (name, (toml_path.clone(), line))).collect();
+        // A server's tool that `[[extend]]` describes gets no "no description" warning.
+        let described: BTreeSet<&str> =
+            extensions.iter().filter(|e| e.describes()).map(|e| e.name()).collect();
         for src in &json_srcs {
-            crate::tools_json::add(src, &mut defined, &mut tools, &mut warnings)?;
+            crate::tools_json::add(src, &mut defined, &mut tools, &described, &mut warnings)?;
+        }
+        if let Some(src) = &tools_src {
+            crate::extend::apply(src, std::mem::take(&mut extensions), &mut tools)?;
         }
 
         let mut skills = Vec::new();

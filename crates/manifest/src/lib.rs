@@ -5,6 +5,7 @@
 //! |---|---|---|
 //! | `tools.toml` (required) | `[[tool]]` | `name` (unique, `[A-Za-z0-9_.-]+`, kept as written: the name the agent calls), `description`, `modes`? (mode names or `"any"`; every mode when left out), `examples`?, `parameters`? (a JSON-schema table) |
 //! | `tools.json`, `tools/*.json` (one per server; instead of or beside `tools.toml`) | an MCP `tools/list` result, or an array of function-calling tools | `name`, `description`?, `inputSchema`? (or `parameters`, `input_schema`), `title`?; each tool in every mode |
+//! | `tools.toml`, beside `tools.json` or `tools/*.json` | `[[extend]]` | `name` (a tool of a JSON list), `examples`?, `tags`?, `modes`?, `description`? (replaces the server's): adds to a server's tool without rewriting it; its parameters stay the server's |
 //! | `skills.toml` | `[[skill]]` | `name`, `description`, `modes`? (as for tools), `examples`?, `body`? (path relative to the folder) |
 //! | `modes.toml` | `[[mode]]` | `name`, `description`, `keywords`, `examples`?, `base_tools`?, `base_skills`?, `rules`? (path) |
 //! | `injection.toml` | `[[pattern]]`, `[[benign]]` | `text`, `lang`, `category`? (patterns only); a folder without any gets the built-in set at build time ([`Catalog::use_built_in_attacks`]) |
@@ -40,6 +41,7 @@ pub use crate::tools_json::{TOOLS_DIR, TOOLS_JSON};
 
 mod catalog;
 mod error;
+mod extend;
 mod injection;
 mod off_topic;
 mod screen_checks;

@@ -3,14 +3,15 @@
 //! them (`[{"type": "function", "function": {"name", "description", "parameters"}}]`, or the
 //! bare `{"name", "description", "input_schema"}` objects), so a catalog can route over an
 //! existing server's tools without rewriting them in TOML. Such a tool is offered in every mode
-//! and has no examples; its name is kept exactly as written, because it is what the agent calls.
+//! and has no examples unless an `[[extend]]` entry of `tools.toml` gives it some
+//! ([`crate::extend`]); its name is kept exactly as written, because it is what the agent calls.
 //! A harness with several servers puts one list per server in `tools/` (`tools/github.json`,
 //! `tools/slack.json`), read in name order.
 
 use crate::catalog::{Letters, Source, Tool, Warning, name_problem, near_duplicates};
 use crate::{ManifestError, Result};
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// The file's name in a manifest folder.
@@ -63,6 +64,7 @@ pub(crate) fn add(
     src: &Source,
     defined: &mut BTreeMap<String, (PathBuf, usize)>,
     tools: &mut Vec<Tool>,
+    described: &BTreeSet<&str>,
     warnings: &mut Vec<Warning>,
 ) -> Result<()> {
     let mut lines = BTreeMap::new();
@@ -70,6 +72,11 @@ pub(crate) fn add(
         if let Some((file, first)) = defined.get(&tool.name) {
             let place = if *file == src.path {
                 format!("at line {first}")
+            } else if file.file_name().is_some_and(|f| f == "tools.toml") {
+                format!(
+                    "in {} at line {first} (to add examples, tags, modes or a description to this server's tool, write an [[extend]] entry there instead of a [[tool]])",
+                    file.display()
+                )
             } else {
                 format!("in {} at line {first}", file.display())
             };
@@ -83,7 +90,10 @@ pub(crate) fn add(
                 ),
             });
         }
-        crate::tools_toml::tool_warnings(src, line, &tool, warnings);
+        if !described.contains(tool.name.as_str()) {
+            let how = " (a server's tool gets one from an [[extend]] entry with a `description` in tools.toml)";
+            crate::tools_toml::tool_warnings(src, line, &tool, how, warnings);
+        }
         defined.insert(tool.name.clone(), (src.path.clone(), line));
         lines.insert(tool.name.clone(), line);
         tools.push(tool);

@@ -46,7 +46,7 @@ fn an_mcp_tool_list_is_a_catalog_with_names_kept_as_the_server_wrote_them() {
     assert_eq!(c.tools[1].card(), "list alerts Parameters: region.");
     let w: Vec<String> = c.warnings.iter().map(ToString::to_string).collect();
     assert_eq!(w.len(), 1, "{w:?}");
-    assert!(w[0].ends_with(":18: warning: tool.description: list_alerts has no description; it stays routable by its name and parameters, but one sentence saying what it does routes far better"), "{w:?}");
+    assert!(w[0].ends_with(":18: warning: tool.description: list_alerts has no description; it stays routable by its name and parameters, but one sentence saying what it does routes far better (a server's tool gets one from an [[extend]] entry with a `description` in tools.toml)"), "{w:?}");
 }
 
 #[test]
@@ -83,7 +83,7 @@ fn tools_json_beside_tools_toml_adds_its_tools_and_shares_their_modes_rules() {
     assert!(
         e.starts_with(
             "DIR/tools.json:1: tools.name: \"read_file\" is already defined in DIR/tools.toml at line 2"
-        ),
+        ) && e.contains("write an [[extend]] entry there instead of a [[tool]]"),
         "{e}"
     );
     // Neither file: the error names both.
