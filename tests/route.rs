@@ -576,3 +576,54 @@ fn an_mcp_servers_tool_list_routes_with_the_names_it_calls() {
     let d = router.route("add a comment to the issue", &auto()).unwrap();
     assert!(d.tool_names().contains(&"addIssueComment"), "{:?}", d.tools);
 }
+
+#[test]
+fn an_extended_server_tool_routes_by_its_examples_and_stays_in_its_modes() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifests = dir.path().join("github");
+    std::fs::create_dir_all(manifests.join("tools")).unwrap();
+    let list = r#"{"tools": [
+      {"name": "mergePullRequest", "description": "Merge a pull request"},
+      {"name": "createIssue", "description": "Create a new issue in a repository"},
+      {"name": "searchCode", "description": "Search for code across repositories"},
+      {"name": "addIssueComment"}
+    ]}"#;
+    std::fs::write(manifests.join("tools/github.json"), list).unwrap();
+    let modes = "[[mode]]\nname = \"act\"\ndescription = \"Change things\"\nkeywords = []\ndefault = true\n\n[[mode]]\nname = \"review\"\ndescription = \"Look things over\"\nkeywords = []\n";
+    std::fs::write(manifests.join("modes.toml"), modes).unwrap();
+    let extend = r#"
+[[extend]]
+name = "mergePullRequest"
+modes = ["act"]
+
+[[extend]]
+name = "createIssue"
+examples = ["the login page crashes on Firefox, write it up"]
+
+[[extend]]
+name = "addIssueComment"
+description = "Reply on an issue's thread"
+"#;
+    std::fs::write(manifests.join("tools.toml"), extend).unwrap();
+    let path = build(&manifests, hash().as_ref(), dir.path(), "github.idx");
+    let router = RouterBuilder::new(&path).build(hash()).unwrap();
+    // An example is a row of its tool: the same words find it first, and the decision says so.
+    let d = router.route("the login page crashes on Firefox, write it up", &auto()).unwrap();
+    assert_eq!(d.tools[0].name, "createIssue", "{:?}", d.tools);
+    assert_eq!(d.tools[0].matched_row, 1);
+    // A description given by the extension is what the tool is found by.
+    let d = router.route("reply on the thread of that issue", &auto()).unwrap();
+    assert!(d.tool_names().contains(&"addIssueComment"), "{:?}", d.tools);
+    // A tool extended into `act` is not offered in `review`, asked for explicitly.
+    let review = RouteOptions { mode: Some("review".into()), ..auto() };
+    let d = router.route("merge the pull request", &review).unwrap();
+    assert!(!d.tool_names().contains(&"mergePullRequest"), "{:?}", d.tools);
+    assert!(
+        d.dropped.iter().any(|x| x.name == "mergePullRequest" && x.reason == DropReason::WrongMode),
+        "{:?}",
+        d.dropped
+    );
+    let act = RouteOptions { mode: Some("act".into()), ..auto() };
+    let d = router.route("merge the pull request", &act).unwrap();
+    assert_eq!(d.tool_names().first(), Some(&"mergePullRequest"), "{:?}", d.tools);
+}
