@@ -42,7 +42,7 @@ fn layered_e5_index(model: &dyn Embedder) -> std::path::PathBuf {
         .get_or_init(|| {
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join("layered.idx");
-            let mut options = BuildOptions::default();
+            let mut options = build_options();
             options.screen.options.layer = Some(8);
             build_to_file(&default_catalog(), &path, model, &options).unwrap();
             (dir, path)

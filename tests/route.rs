@@ -378,7 +378,7 @@ fn on_a_catalog_in_another_language_an_english_task_stays_where_it_is() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("es.idx");
     let options =
-        switchyard_build_index::BuildOptions { own_attacks_only: true, ..Default::default() };
+        switchyard_build_index::BuildOptions { own_attacks_only: true, ..build_options() };
     let catalog = root().join("tests/catalogs/dev-warehouse-es");
     switchyard_build_index::build_to_file(&catalog, &out, model.as_ref(), &options).unwrap();
     let router = RouterBuilder::new(&out).build(model).unwrap();

@@ -570,7 +570,7 @@ fn warehouse_with_examples(
     write(&m, "tools.toml", &tools);
     let out = dir.join(format!("{name}.idx"));
     let options =
-        switchyard_build_index::BuildOptions { own_attacks_only: true, ..Default::default() };
+        switchyard_build_index::BuildOptions { own_attacks_only: true, ..build_options() };
     switchyard_build_index::build_to_file(&m, &out, model, &options).unwrap();
     out
 }

@@ -57,7 +57,7 @@ pub fn model_or_skip(name: &str) -> Option<Arc<dyn Embedder>> {
 pub fn build(catalog: &Path, embedder: &dyn Embedder, dir: &Path, name: &str) -> PathBuf {
     let out = dir.join(name);
     let Ok(relative) = catalog.strip_prefix(root()) else {
-        switchyard_build_index::build_to_file(catalog, &out, embedder, &Default::default())
+        switchyard_build_index::build_to_file(catalog, &out, embedder, &build_options())
             .expect("build");
         return out;
     };
@@ -76,10 +76,22 @@ pub fn build(catalog: &Path, embedder: &dyn Embedder, dir: &Path, name: &str) ->
     };
     let _guard = lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     std::fs::create_dir_all(cached.parent().unwrap()).unwrap();
-    switchyard_build_index::build_to_file(catalog, &cached, embedder, &Default::default())
+    switchyard_build_index::build_to_file(catalog, &cached, embedder, &build_options())
         .expect("build");
     std::fs::copy(&cached, &out).unwrap();
     out
+}
+
+/// Build options with the screen's vector cache in `target/tmp`, as `build-index` keeps one by
+/// default: every real-model build trains the screen on the same thousands of built-in texts,
+/// and embedding them is most of a build (about 240 of 300 s with e5-small in a debug build).
+/// A vector read back is the model's own, so the index is byte-identical to an uncached build.
+pub fn build_options() -> switchyard_build_index::BuildOptions {
+    let mut options = switchyard_build_index::BuildOptions::default();
+    options.screen.vector_cache = Some(switchyard_build_index::VectorCache::new(
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join("vector-cache"),
+    ));
+    options
 }
 
 /// A hash of every Rust source of the libraries an index build runs (`build-index/`, `crates/`).
