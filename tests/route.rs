@@ -627,3 +627,46 @@ description = "Reply on an issue's thread"
     let d = router.route("merge the pull request", &act).unwrap();
     assert_eq!(d.tool_names().first(), Some(&"mergePullRequest"), "{:?}", d.tools);
 }
+
+#[test]
+fn a_tool_borrows_evidence_from_its_servers_other_tools_and_the_decision_shows_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifests = dir.path().join("servers");
+    std::fs::create_dir_all(manifests.join("tools")).unwrap();
+    let chat = r#"{"tools": [
+      {"name": "post_message", "description": "Post a message to a chat channel"},
+      {"name": "channel_history", "description": "Read the latest messages of a chat channel"}
+    ]}"#;
+    let files = r#"{"tools": [
+      {"name": "read_file", "description": "Read a file from the disk"},
+      {"name": "write_file", "description": "Write a file to the disk"}
+    ]}"#;
+    std::fs::write(manifests.join("tools/chat.json"), chat).unwrap();
+    std::fs::write(manifests.join("tools/files.json"), files).unwrap();
+    let path = build(&manifests, hash().as_ref(), dir.path(), "servers.idx");
+    let index = switchyard_format::Index::open(&path, &Default::default()).unwrap();
+    let servers = &index.selection().unwrap().servers;
+    assert_eq!(servers.names, ["chat", "files"]);
+    assert_eq!(servers.weight, switchyard_build_index::SERVER_WEIGHT);
+    let task = "post a message to the chat channel";
+    let router = RouterBuilder::new(&path).build(hash()).unwrap();
+    let d = router.route(task, &auto()).unwrap();
+    let gain = |d: &switchyard_router::Decision, name: &str| {
+        let pick = d.tools.iter().find(|t| t.name == name);
+        pick.and_then(|t| t.signals).and_then(|s| s.server)
+    };
+    // Both chat tools gain the same, and more than any file tool.
+    let (post, history) = (gain(&d, "post_message").unwrap(), gain(&d, "channel_history").unwrap());
+    assert!(post > 0.0 && post == history, "{:?}", d.tools);
+    assert!(d.tools.iter().filter_map(|t| t.signals?.server).all(|g| g <= post), "{:?}", d.tools);
+    // With the weight at 0 nothing moves, and the decision carries no server signal.
+    let off = RouterBuilder::new(&path).server_weight(Some(0.0)).build(hash()).unwrap();
+    let d = off.route(task, &auto()).unwrap();
+    assert!(d.tools.iter().all(|t| t.signals.is_some_and(|s| s.server.is_none())), "{:?}", d.tools);
+    // One server alone (a lone tools.json) stores none.
+    std::fs::remove_dir_all(manifests.join("tools")).unwrap();
+    std::fs::write(manifests.join("tools.json"), chat).unwrap();
+    let path = build(&manifests, hash().as_ref(), dir.path(), "one.idx");
+    let index = switchyard_format::Index::open(&path, &Default::default()).unwrap();
+    assert_eq!(index.selection().unwrap().servers, Default::default());
+}

@@ -34,6 +34,7 @@ mod screen;
 mod screen_rows;
 mod selection;
 mod sentences;
+mod servers;
 mod thinking;
 mod thresholds;
 mod train_file;
@@ -61,6 +62,7 @@ pub use crate::selection::{
     BUILDER_VERSION, DEFAULT_LEXICAL_WEIGHT, LEXICAL_GATE, MIN_GATE_Z, MODE_PRECISION, OFF_TOPIC,
     OUT_OF_MODE_PENALTY,
 };
+pub use crate::servers::SERVER_WEIGHT;
 pub use crate::thresholds::derive_thresholds;
 pub use crate::train_file::{
     BUILT_IN_DOCUMENTS_FILE, CATALOG_DOCUMENTS_FILE, CATALOG_TRAIN_FILE, LabelledText,

@@ -42,8 +42,9 @@ use switchyard_manifest::Catalog;
 /// examples lose the whole centroid of ordinary requests. 11: a catalog in German, French,
 /// Spanish, Portuguese or Italian also gets the general topics in its language. 12: the mode
 /// margin is a lead between the modes' centroids, `switchyard_format::MODE_CENTROIDS_SINCE`.
-/// 13: the thinking modes' too, `switchyard_format::THINKING_CENTROIDS_SINCE`.)
-pub const BUILDER_VERSION: u32 = 13;
+/// 13: the thinking modes' too, `switchyard_format::THINKING_CENTROIDS_SINCE`. 14: the tools'
+/// MCP servers, `crate::servers`.)
+pub const BUILDER_VERSION: u32 = 14;
 /// How many of each mode's examples ask a question (see `switchyard_lexical::question`), in
 /// the catalog's mode order.
 pub fn mode_questions(catalog: &Catalog) -> ModeQuestionsMeta {
@@ -513,6 +514,7 @@ pub(crate) fn selection(inputs: &Inputs<'_>) -> SelectionMeta {
         mode: calibrate_modes(inputs),
         out_of_mode_penalty: OUT_OF_MODE_PENALTY,
         hints: hints(c),
+        servers: crate::servers::tool_servers(&c.tools),
     }
 }
 

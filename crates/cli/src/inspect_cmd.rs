@@ -38,6 +38,7 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
             "builder_version": sel.builder_version,
             "tools": sel.tools, "skills": sel.skills, "mode": sel.mode,
             "out_of_mode_penalty": sel.out_of_mode_penalty, "hints": sel.hints,
+            "servers": {"names": sel.servers.names, "weight": sel.servers.weight},
             "lexical_terms": {"tools": sel.tools_lexical.terms.len(), "skills": sel.skills_lexical.terms.len()},
         })),
         "screen": index.screen().map(|s| serde_json::json!({
@@ -278,6 +279,13 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
                     f.lexical_weight,
                     f.source,
                     lex.terms.len()
+                );
+            }
+            if !sel.servers.names.is_empty() {
+                println!(
+                    "servers    {} MCP servers; a tool gains {:.2} of its server's lead over the mean tool",
+                    sel.servers.names.len(),
+                    sel.servers.weight
                 );
             }
             let c = &sel.mode;

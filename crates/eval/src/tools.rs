@@ -264,6 +264,7 @@ pub fn load_tools(path: &Path) -> Result<Catalog> {
             examples: Vec::new(),
             parameters: None,
             tags: Vec::new(),
+            server: None,
         });
     }
     tools.sort_by(|a, b| a.name.cmp(&b.name));

@@ -176,7 +176,8 @@ impl Index {
             .map_err(|message| FormatError::BadMeta { path: path.clone(), message })?;
         let optional = |kind| (&path, bytes, sections.as_slice(), kind);
         let cascade = decode_optional(optional(SectionKind::Cascade), CascadeMeta::decode)?;
-        let selection = decode_optional(optional(SectionKind::Selection), SelectionMeta::decode)?;
+        let selection =
+            decode_optional(optional(SectionKind::Selection), SelectionMeta::decode_any)?;
         let screen = decode_optional(optional(SectionKind::Screen), ScreenMeta::decode)?;
         let screen_lexical =
             decode_optional(optional(SectionKind::ScreenLexical), LexicalScreenMeta::decode)?;

@@ -3,7 +3,7 @@
 /// The first 8 bytes of every index.
 pub const MAGIC: [u8; 8] = *b"SWYDIDX\0";
 /// The version this build writes.
-pub const FORMAT_VERSION: u32 = 21;
+pub const FORMAT_VERSION: u32 = 22;
 /// The oldest version this build reads.
 pub const OLDEST_SUPPORTED_VERSION: u32 = 1;
 /// Every section starts on a multiple of this many bytes.

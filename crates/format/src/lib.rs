@@ -24,7 +24,8 @@
 //! [`IndexMeta`]), then, optional from version 2 on, `static_rows` (f32 matrix) and `cascade`
 //! (bincode [`CascadeMeta`]): the static embedding space of the router's cascade, then, optional
 //! from version 3 on, `selection` (bincode [`SelectionMeta`]: lexical statistics, fusion
-//! weights, gates and the mode step's calibration), then, optional from version 4 on, `screen`
+//! weights, gates, the mode step's calibration and, from version 22 on, the MCP server of each
+//! tool), then, optional from version 4 on, `screen`
 //! (bincode [`ScreenMeta`]: the learned injection head, its threshold and the windowing of
 //! untrusted entries) and `adapter` (bincode [`AdapterMeta`]: the query adapter the tools and
 //! skills rows were mapped with), then, optional from version 5 on, `thinking_rows` (f32 matrix)
@@ -64,8 +65,9 @@
 //! files (late interaction without token ids), version 12 files (no prompts) and version 13
 //! files (no request contrast), version 15 files (no off-topic check) and version 16 files
 //! (no sentence pieces), version 17 files (no language shift), version 18 files (no family
-//! hidden layers), version 19 files (no middle layer) and version 18 to 20 files (a language
-//! shift without its unmoved languages: English is) still open.
+//! hidden layers), version 19 files (no middle layer), version 18 to 20 files (a language
+//! shift without its unmoved languages: English is) and version 3 to 21 files (a selection
+//! section without the tools' servers) still open.
 //!
 //! **Payloads**: every offset is a multiple of 64; matrices are row-major f32 with `stride` =
 //! `dim` rounded up to 16 floats, so each row starts on a 64-byte boundary; all padding is zero.
@@ -125,7 +127,7 @@ pub use crate::meta::{
     QueryShiftMeta, ScreenFamiliesMeta, ScreenFamilyHead, ScreenFamilyHiddenMeta, ScreenHead,
     ScreenLayerMeta, ScreenMeta, ScreenRequestMeta, ScreenTriageMeta, SelectionMeta,
     THINKING_CENTROIDS_SINCE, THINKING_PLACEHOLDER, ThinkingMeta, ThinkingModeMeta, Thresholds,
-    WindowingMeta,
+    ToolServers, WindowingMeta,
 };
 pub use crate::writer::{IndexWriter, write_atomic};
 

@@ -313,6 +313,36 @@ pub struct SelectionMeta {
     pub out_of_mode_penalty: f32,
     /// Context hints and the mode each selects (`interactive` -> `plan`), from the manifest.
     pub hints: Vec<(String, String)>,
+    /// The MCP servers the tools come from (version 22 on; empty in older sections).
+    pub servers: ToolServers,
+}
+
+/// Which MCP server lists each tool, and how much a server's other tools count for it: a task
+/// that suits several tools of one server is likelier to want that server, so each tool's
+/// fused score moves by `weight` times the gap between its server's mean fused score and
+/// the mean over every tool. Empty (nothing moves) unless the catalog has two servers or more.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ToolServers {
+    /// The servers' names (the stems of `tools/<server>.json`), in the catalog's order.
+    pub names: Vec<String>,
+    /// Per tool of [`IndexMeta::tools`], its server as an index into `names`; `None` for a tool
+    /// no server lists (`tools.toml`). Empty when there are no servers.
+    pub of_tool: Vec<Option<u32>>,
+    /// Share of the server's gap added to each of its tools' fused scores (0 = off).
+    pub weight: f32,
+}
+
+/// [`SelectionMeta`] as versions 3 to 21 wrote it, before the tools' servers.
+#[derive(Deserialize)]
+struct SelectionMetaV21 {
+    builder_version: u32,
+    tools_lexical: LexicalMeta,
+    skills_lexical: LexicalMeta,
+    tools: FusionMeta,
+    skills: FusionMeta,
+    mode: ModeCalibration,
+    out_of_mode_penalty: f32,
+    hints: Vec<(String, String)>,
 }
 
 /// What every request scores against each tools and skills row regardless of what it asks
@@ -353,6 +383,25 @@ impl SelectionMeta {
     /// ([`THINKING_CENTROIDS_SINCE`]).
     pub fn thinking_by_centroid(&self) -> bool {
         self.builder_version >= THINKING_CENTROIDS_SINCE
+    }
+
+    /// Decodes the section as this version writes it, or as versions 3 to 21 did (then with no
+    /// servers). Each layout decodes only its own bytes, so trying both is unambiguous.
+    pub fn decode_any(bytes: &[u8]) -> std::result::Result<Self, String> {
+        Self::decode(bytes).or_else(|err| {
+            let v: SelectionMetaV21 = decode_whole(bytes).ok_or(err)?;
+            Ok(Self {
+                builder_version: v.builder_version,
+                tools_lexical: v.tools_lexical,
+                skills_lexical: v.skills_lexical,
+                tools: v.tools,
+                skills: v.skills,
+                mode: v.mode,
+                out_of_mode_penalty: v.out_of_mode_penalty,
+                hints: v.hints,
+                servers: ToolServers::default(),
+            })
+        })
     }
 }
 

@@ -62,6 +62,17 @@ pub(crate) fn selection(index: &Index) -> Result<()> {
     {
         return Err(bad("the mode penalty or margin is not finite".into()));
     }
+    let servers = &sel.servers;
+    let tools = index.meta().tools.len();
+    if !servers.of_tool.is_empty() && servers.of_tool.len() != tools {
+        return Err(bad(format!("{} tool servers for {tools} tools", servers.of_tool.len())));
+    }
+    if servers.of_tool.iter().flatten().any(|&s| s as usize >= servers.names.len()) {
+        return Err(bad(format!("a tool names a server past {}", servers.names.len())));
+    }
+    if !(0.0..=1.0).contains(&servers.weight) {
+        return Err(bad(format!("the server weight {} is not within 0..=1", servers.weight)));
+    }
     for (hint, mode) in &sel.hints {
         if !index.meta().modes.iter().any(|m| &m.name == mode) {
             return Err(bad(format!("hint {hint:?} names mode {mode:?}, which the index lacks")));

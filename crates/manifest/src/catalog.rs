@@ -20,6 +20,11 @@ pub struct Tool {
     pub parameters: Option<serde_json::Value>,
     /// Free words that describe the tool (domain, product names), routed on like its text.
     pub tags: Vec<String>,
+    /// The MCP server that lists it: the stem of its `tools/<server>.json` file. `None` for a
+    /// tool of `tools.toml` or of a lone `tools.json`. Selection reads a server's other tools
+    /// as evidence for each of its tools.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
 }
 
 /// A skill: instructions the agent can follow.

@@ -153,6 +153,7 @@ fn parse(src: &Source) -> Result<Vec<JsonTool>> {
             "no tools; add at least one or remove the file".into(),
         ));
     }
+    let server = server_of(&src.path);
     let mut searched_to = 0;
     let mut out = Vec::with_capacity(entries.len());
     for (i, entry) in entries.iter().enumerate() {
@@ -216,10 +217,19 @@ fn parse(src: &Source) -> Result<Vec<JsonTool>> {
             examples: Vec::new(),
             parameters,
             tags,
+            server: server.clone(),
         };
         out.push(JsonTool { tool, line });
     }
     Ok(out)
+}
+
+/// The server a tool list belongs to: the stem of `tools/<server>.json`; `None` for a lone
+/// `tools.json`, whose tools are not told apart by server.
+fn server_of(path: &Path) -> Option<String> {
+    let in_tools_dir = path.parent()?.file_name()? == TOOLS_DIR;
+    let stem = path.file_stem()?.to_str()?;
+    in_tools_dir.then(|| stem.to_string())
 }
 
 fn line_at(src: &Source, byte: usize) -> usize {

@@ -75,6 +75,7 @@ pub(crate) fn parse(
             parameters,
             tags: clean_list(t.tags),
             name,
+            server: None,
         };
         tool_warnings(src, line, &tool, "", warnings);
         tools.push(tool);

@@ -137,6 +137,9 @@ fn several_servers_each_bring_their_own_list_in_the_tools_folder() {
     );
     // A run of separators reads as one space.
     assert_eq!(c.tools[3].name_words(), "slack post message");
+    // Each tool of the folder knows its server by the file's name; a lone tools.json has none.
+    let servers: Vec<Option<&str>> = c.tools.iter().map(|t| t.server.as_deref()).collect();
+    assert_eq!(servers, [None, Some("github"), None, Some("slack")]);
     let w: Vec<String> = c.warnings.iter().map(ToString::to_string).collect();
     assert!(
         w.iter().any(|w| w.contains("tools/README.md:1: warning: tools/ holds one JSON tool list per server; README.md is not a .json file")),

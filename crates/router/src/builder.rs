@@ -58,6 +58,8 @@ pub(crate) struct RouterConfig {
     pub(crate) late_interaction: bool,
     /// Override of the index's late-interaction share, 0..=1.
     pub(crate) late_share: Option<f32>,
+    /// Override of the index's server weight, 0..=1.
+    pub(crate) server_weight: Option<f32>,
     /// Whether the index's off-topic check may close selection.
     pub(crate) off_topic: bool,
     /// Override of the index's off-topic margin (cosine difference).
@@ -99,6 +101,7 @@ impl Default for RouterConfig {
             question_modes: true,
             late_interaction: true,
             late_share: None,
+            server_weight: None,
             off_topic: true,
             off_topic_margin: None,
             language_shift: true,
@@ -195,6 +198,10 @@ impl RouterBuilder {
     setter!(/// Overrides the index's late-interaction share of the dense score, 0..=1 (indexes
         /// with a `late` section only; `switchyard fit` learns it).
         late_share: Option<f32> => late_share);
+    setter!(/// Overrides the index's server weight, 0..=1: how much of the gap between a tool's
+        /// MCP server's mean fused score and every tool's mean moves the tool (0 turns it off;
+        /// indexes of catalogs with two servers or more only).
+        server_weight: Option<f32> => server_weight);
     setter!(/// Whether a task nearer to a general topic than to any tool or skill gets none (the
         /// index's `off_topic` section, written by the builder since format version 16 for
         /// models with an off-topic margin; default true, for comparisons).
@@ -260,7 +267,11 @@ impl RouterBuilder {
                 });
             }
         }
-        for (field, value) in [("lexical_weight", c.lexical_weight), ("late_share", c.late_share)] {
+        for (field, value) in [
+            ("lexical_weight", c.lexical_weight),
+            ("late_share", c.late_share),
+            ("server_weight", c.server_weight),
+        ] {
             if let Some(w) = value
                 && !(0.0..=1.0).contains(&w)
             {

@@ -189,8 +189,13 @@ pub struct Signals {
     pub late: Option<f32>,
     /// Lexical side, 0..=1 (1 = the task's best BM25 item).
     pub lexical: f32,
-    /// The fused score the item was ranked by (before any mode penalty).
+    /// The fused score the item was ranked by (before any mode penalty), with `server`.
     pub fused: f32,
+    /// What the tool's MCP server added to its fused score: its server's mean fused score less
+    /// every tool's, times the index's server weight; absent when the catalog's tools come from
+    /// fewer than two servers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server: Option<f32>,
     /// Whether the item is outside a weakly decided mode (ranked with a penalty).
     pub outside_mode: bool,
     /// The part of the task ([`Decision::parts`], from 0) whose own scores ranked the item,

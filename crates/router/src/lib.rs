@@ -61,6 +61,7 @@ mod scratch;
 mod screen;
 mod screen_pieces;
 mod select;
+mod servers;
 mod think;
 
 #[cfg(test)]

@@ -57,4 +57,8 @@ pub struct Scratch {
     pub(crate) part_one: Vec<Fused>,
     /// Each row's score against the current part.
     pub(crate) part_scores: Vec<f32>,
+    /// Per server: its tools' fused sum and count; and per tool, what its server added to its
+    /// fused score (empty when nothing was added).
+    pub(crate) server_sums: Vec<(f32, u32)>,
+    pub(crate) server_added: Vec<f32>,
 }

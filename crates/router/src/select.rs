@@ -132,6 +132,10 @@ impl Router {
                 late: f.late,
                 lexical: f.lexical,
                 fused: f.score,
+                server: match table.kind {
+                    SectionKind::Tools => scratch.server_added.get(i).copied(),
+                    _ => None,
+                },
                 outside_mode: !in_mode(i),
                 part: match scratch.ranked_by.get(i) {
                     Some(&p) if p > 0 => Some(usize::from(p) - 1),
@@ -332,6 +336,16 @@ impl Router {
             }
         }
         best_of_parts(&mut scratch.fused, &scratch.part_fused, n, &mut scratch.ranked_by);
+        if table.kind == SectionKind::Tools {
+            let servers = &selection.servers;
+            crate::servers::add_server_evidence(
+                &mut scratch.fused,
+                servers,
+                self.config.server_weight.unwrap_or(servers.weight),
+                &mut scratch.server_sums,
+                &mut scratch.server_added,
+            );
+        }
         Some(())
     }
 

@@ -362,6 +362,11 @@ fn sample_selection() -> SelectionMeta {
         },
         out_of_mode_penalty: 0.15,
         hints: vec![("git_changes".into(), "act".into())],
+        servers: ToolServers {
+            names: vec!["filesystem".into(), "ci".into()],
+            of_tool: vec![Some(0), Some(1)],
+            weight: 0.5,
+        },
     }
 }
 
@@ -463,7 +468,7 @@ fn errors_are_distinct_and_verbatim() {
     b[8..12].copy_from_slice(&99u32.to_le_bytes());
     assert_eq!(
         open_err(&b),
-        "index <memory>: format version 99 is not supported (this build reads 1..=21); rebuild it with switchyard build-index"
+        "index <memory>: format version 99 is not supported (this build reads 1..=22); rebuild it with switchyard build-index"
     );
     let mut b = good.clone();
     b[28] ^= 1;

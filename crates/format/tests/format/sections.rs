@@ -440,6 +440,34 @@ fn an_inconsistent_selection_section_is_refused() {
     w.selection(&sel).unwrap();
     let e = Index::from_bytes(&w.to_bytes().unwrap(), &OpenOptions::new()).unwrap_err();
     assert!(e.to_string().contains("hint \"interactive\" names mode \"plan\""), "{e}");
+    let refused = |change: fn(&mut ToolServers)| {
+        let mut sel = sample_selection();
+        change(&mut sel.servers);
+        let mut w = sample_writer();
+        w.selection(&sel).unwrap();
+        Index::from_bytes(&w.to_bytes().unwrap(), &OpenOptions::new()).unwrap_err().to_string()
+    };
+    let e = refused(|s| s.of_tool.push(None));
+    assert!(e.contains("selection: 3 tool servers for 2 tools"), "{e}");
+    let e = refused(|s| s.of_tool[1] = Some(2));
+    assert!(e.contains("selection: a tool names a server past 2"), "{e}");
+    let e = refused(|s| s.weight = f32::NAN);
+    assert!(e.contains("selection: the server weight NaN is not within 0..=1"), "{e}");
+}
+
+#[test]
+fn a_selection_written_before_version_22_reads_with_no_servers() {
+    let dir = format!("{}/../../tests/fixtures", env!("CARGO_MANIFEST_DIR"));
+    for v in 3..=21 {
+        let path = format!("{dir}/index_v{v}.bin");
+        let index = Index::open(std::path::Path::new(&path), &OpenOptions::new()).unwrap();
+        let Some(selection) = index.selection() else { continue };
+        assert_eq!(selection.servers, ToolServers::default(), "{path}");
+    }
+    let index =
+        Index::open(std::path::Path::new(&format!("{dir}/index_v21.bin")), &OpenOptions::new())
+            .unwrap();
+    assert!(index.selection().is_some(), "the version 21 fixture has a selection section");
 }
 
 /// The message of opening a written index, without the path prefix and rebuild advice.
