@@ -496,6 +496,13 @@ fn a_catalog_without_modes_is_evaluated_from_cases_without_a_mode() {
     let f = switchyard_eval::fit(&fit, model.clone(), &no_progress).unwrap();
     let m = &f.cross_validated_before;
     assert_eq!((m.cases, m.tool_cases, m.skill_cases, m.mode_cases), (50, 50, 0, 0), "{m:?}");
+    // Its tools come from nine servers: the server weight is fitted with the fusion, from the
+    // index's, and the written index holds the one kept.
+    assert_eq!(f.before.server_weight, Some(switchyard_build_index::SERVER_WEIGHT));
+    assert!(f.proposed.server_weight.is_some_and(|w| (0.0..=1.0).contains(&w)), "{f:?}");
+    let written = switchyard_format::Index::open(&f.out, &Default::default()).unwrap();
+    let servers = &written.selection().unwrap().servers;
+    assert_eq!((servers.names.len(), Some(servers.weight)), (9, f.after.server_weight));
 
     // A mode the catalog does not have is still refused, and the error says a case may name none.
     write(&cases, "{\"task\": \"merge it\", \"lang\": \"en\", \"mode\": \"plan\"}\n");

@@ -70,8 +70,8 @@ enum Command {
     Eval(measure::EvalArgs),
     /// Measure latency per stage, cold start and peak memory over a fixed task set.
     Bench(measure::BenchArgs),
-    /// Learn an index's lexical weight, late-interaction share, gate and mode margin from labelled cases
-    /// (cross-validated) and write them into the index or a copy.
+    /// Learn an index's lexical weight, late-interaction share, server weight, gate and mode margin
+    /// from labelled cases (cross-validated) and write them into the index or a copy.
     Fit(measure::FitArgs),
     /// Learn from labelled data: `train adapter` learns a query adapter for tool retrieval.
     #[cfg(feature = "candle")]

@@ -285,6 +285,9 @@ pub fn fit(a: FitArgs) -> Result<()> {
     if let (Some(x), Some(y), Some(z)) = (b.late_share, p.late_share, w.late_share) {
         row("late share", f2(x), f2(y), f2(z));
     }
+    if let (Some(x), Some(y), Some(z)) = (b.server_weight, p.server_weight, w.server_weight) {
+        row("server weight", f2(x), f2(y), f2(z));
+    }
     let f3 = |v: f32| format!("{v:.3}");
     row("tool gate (peak z)", f3(b.gate_z), f3(p.gate_z), f3(w.gate_z));
     row("mode margin", margin(b.mode_margin), margin(p.mode_margin), margin(w.mode_margin));

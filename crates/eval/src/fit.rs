@@ -1,11 +1,12 @@
 //! `switchyard fit`: learns an index's selection settings (lexical weight, late-interaction
-//! share, gate, semantic mode margin) from labelled cases, cross-validated, and writes them into
-//! the index or a copy.
+//! share, server weight, gate, semantic mode margin) from labelled cases, cross-validated, and
+//! writes them into the index or a copy.
 //!
 //! What is learned, and how (each on the training folds only):
 //! - **Lexical weight and late share**: the pair of the grids with the best tool recall@3 (ties
 //!   go to the pair nearest the index's); the late share only on an index with a `late`
-//!   section.
+//!   section. Then, on an index whose tools come from several MCP servers, the server weight
+//!   of its grid with the best tool recall@3 at that pair (ties to the index's).
 //! - **Tool gate**: lowered, never raised, to the 3rd percentile of the cases' peaks (the best
 //!   tool's standard score among all tools), so tasks like the cases are not shut out; with negative cases (`"tools": []`)
 //!   the gate that best separates the two sides while keeping 95% of the positives.
@@ -42,6 +43,8 @@ use switchyard_router::{
 const WEIGHTS: [f32; 8] = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7];
 /// Late-interaction shares tried (on indexes with a `late` section).
 const LATE_SHARES: [f32; 5] = [0.0, 0.25, 0.5, 0.75, 1.0];
+/// Server weights tried (on indexes whose tools come from several MCP servers).
+const SERVER_WEIGHTS: [f32; 5] = [0.0, 0.25, 0.5, 0.75, 1.0];
 
 /// What to fit.
 #[derive(Debug, Clone)]
@@ -71,6 +74,10 @@ pub struct FitParams {
     /// Late-interaction share of the dense score (`None`: the index has no `late` section).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub late_share: Option<f32>,
+    /// Share of a tool's MCP server's lead added to it (`None`: the index's tools come from
+    /// fewer than two servers).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_weight: Option<f32>,
     /// Off-topic margin (`None`: the index has no `off_topic` section).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub off_topic_margin: Option<f32>,
@@ -180,6 +187,7 @@ impl Fitter<'_> {
         Ok(RouterBuilder::new(self.path)
             .lexical_weight(Some(p.lexical_weight))
             .late_share(p.late_share)
+            .server_weight(p.server_weight)
             .gate_z(Some(p.gate_z))
             .semantic_margin(Some(p.mode_margin.unwrap_or(f32::INFINITY)))
             .off_topic_margin(p.off_topic_margin)
@@ -264,9 +272,17 @@ impl Fitter<'_> {
             }
         }
         let (lexical_weight, late_share) = (best.1, best.2);
+        let server_weight = match start.server_weight {
+            Some(s) => Some(self.fit_server_weight(
+                &FitParams { lexical_weight, late_share, gate_z: f32::NEG_INFINITY, ..*start },
+                s,
+                cases,
+            )?),
+            None => None,
+        };
 
         // Gate: from the peaks (best standard scores) the cases reach.
-        let probe = FitParams { lexical_weight, late_share, ..*start };
+        let probe = FitParams { lexical_weight, late_share, server_weight, ..*start };
         let decisions = self.decide(&self.router(&probe)?, cases)?;
         let best_z = |d: &Decision| d.tool_gate.as_ref().map_or(0.0, |g| g.best_z);
         let mut pos: Vec<f32> = Vec::new();
@@ -296,8 +312,14 @@ impl Fitter<'_> {
         };
 
         // Mode margin: over the cases the semantic step reaches.
-        let open =
-            FitParams { lexical_weight, gate_z, mode_margin: Some(0.0), late_share, ..*start };
+        let open = FitParams {
+            lexical_weight,
+            gate_z,
+            mode_margin: Some(0.0),
+            late_share,
+            server_weight,
+            ..*start
+        };
         let decisions = self.decide(&self.router(&open)?, cases)?;
         // Lead, guess right, default right, guess taken anyway (the best tools agree), and
         // whether the mode the best tools favour is right where they decide under the margin:
@@ -343,12 +365,28 @@ impl Fitter<'_> {
                 mode_margin = Some(m);
             }
         }
-        let fitted = FitParams { lexical_weight, gate_z, mode_margin, late_share, ..*start };
+        let fitted =
+            FitParams { lexical_weight, gate_z, mode_margin, late_share, server_weight, ..*start };
         let off_topic_margin = match start.off_topic_margin {
             Some(m) => Some(self.fit_off_topic_margin(&fitted, m, cases)?),
             None => None,
         };
         Ok(FitParams { off_topic_margin, ..fitted })
+    }
+
+    /// The server weight of the grid with the best tool recall@3 at settings `p`, ties to the
+    /// one nearest the index's `start`.
+    fn fit_server_weight(&self, p: &FitParams, start: f32, cases: &[&Case<'_>]) -> Result<f32> {
+        let mut best = (f64::MIN, start);
+        for &s in &SERVER_WEIGHTS {
+            let r =
+                self.metrics(&FitParams { server_weight: Some(s), ..*p }, cases)?.tool_recall_at_3;
+            let closer = (s - start).abs() < (best.1 - start).abs();
+            if r > best.0 + 1e-9 || ((r - best.0).abs() <= 1e-9 && closer) {
+                best = (r, s);
+            }
+        }
+        Ok(best.1)
     }
 
     /// The off-topic margin for settings `p` (see the module's documentation), from the index's
@@ -449,6 +487,7 @@ pub fn fit(
         gate_z: selection.tools.gate_z,
         mode_margin: selection.mode.semantic_margin,
         late_share: index.late().map(|l| l.blend),
+        server_weight: (!selection.servers.names.is_empty()).then_some(selection.servers.weight),
         off_topic_margin: index.off_topic().map(|o| o.margin),
     };
 
@@ -500,6 +539,9 @@ pub fn fit(
     for kind in [&mut fitted.tools, &mut fitted.skills] {
         kind.lexical_weight = after.lexical_weight;
         kind.source = "fitted".into();
+    }
+    if let Some(weight) = after.server_weight {
+        fitted.servers.weight = weight;
     }
     if mode_kept {
         fitted.mode.semantic_margin = after.mode_margin;

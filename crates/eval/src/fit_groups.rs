@@ -10,7 +10,7 @@ use serde::Serialize;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FitGroup {
-    /// Lexical weight and late-interaction share.
+    /// Lexical weight, late-interaction share and server weight.
     Fusion,
     /// The tool gate.
     Gate,
@@ -34,6 +34,7 @@ impl FitGroup {
             FitGroup::Fusion => FitParams {
                 lexical_weight: fitted.lexical_weight,
                 late_share: fitted.late_share,
+                server_weight: fitted.server_weight,
                 ..*start
             },
             FitGroup::Gate => FitParams { gate_z: fitted.gate_z, ..*start },
