@@ -346,6 +346,14 @@ fn bad_fit_and_fusion_settings_are_refused_with_the_fix() {
             e.to_string(),
             format!("router config: late_share: {shown} is not a weight in 0..=1")
         );
+        let e = RouterBuilder::new(&path)
+            .server_weight(Some(share))
+            .build(Arc::new(HashEmbedder::new(384)))
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!("router config: server_weight: {shown} is not a weight in 0..=1")
+        );
     }
     let e = RouterBuilder::new(&path)
         .off_topic_margin(Some(f32::NAN))
