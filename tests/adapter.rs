@@ -74,6 +74,9 @@ fn the_router_maps_the_task_with_the_index_adapter_for_tools_only() {
     .unwrap();
     let BuildOutcome::Built(report) = outcome else { panic!("a new file must be built") };
     assert_eq!(report.adapter.as_deref(), Some(adapter.id().as_str()));
+    // The build says what such an index routes without, naming the adapter's file.
+    let said = format!("{}: warning: an index with a query adapter routes without", file.display());
+    assert!(report.warnings.iter().any(|w| w.starts_with(&said)), "{:?}", report.warnings);
     let router = RouterBuilder::new(&adapted).build(Arc::clone(&model)).unwrap();
     assert_eq!(router.index().adapter().map(|a| a.id.as_str()), Some(adapter.id().as_str()));
     // Every task runs through the model and the adapter: no static answer bypasses it.

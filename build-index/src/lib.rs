@@ -17,6 +17,7 @@
 //! and batching, and nothing time- or host-dependent is written.
 #![deny(missing_docs)]
 
+mod adapter_warning;
 mod cascade;
 mod family;
 mod late;
@@ -35,6 +36,8 @@ mod screen_rows;
 mod selection;
 mod sentences;
 mod servers;
+#[cfg(test)]
+mod test_models;
 mod thinking;
 mod thresholds;
 mod train_file;
@@ -666,6 +669,10 @@ pub fn build_to_file(
         ])
         .map(|(k, n)| (k.name().to_string(), n))
         .collect();
+    let mut warnings: Vec<String> = catalog.warnings.iter().map(ToString::to_string).collect();
+    warnings.extend(
+        options.adapter.as_ref().map(|(p, _)| adapter_warning::warning(p, embedder, &catalog)),
+    );
     Ok(BuildOutcome::Built(Box::new(BuildReport {
         path: out.to_path_buf(),
         model: meta.model.name.clone(),
@@ -682,7 +689,7 @@ pub fn build_to_file(
         adapter: adapter.map(Adapter::id),
         built_in_attacks,
         built_in_thinking,
-        warnings: catalog.warnings.iter().map(ToString::to_string).collect(),
+        warnings,
         embed_ms,
         total_ms: t0.elapsed().as_secs_f64() * 1e3,
     })))

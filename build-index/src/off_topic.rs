@@ -165,31 +165,8 @@ pub(crate) fn declared(settings: &OffTopicSettings) -> Result<Vec<bool>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use switchyard_embed::{HashEmbedder, ModelInfo};
-
-    /// The hash embedder with an off-topic margin, as a real model's `model.toml` gives one.
-    struct WithMargin(HashEmbedder, ModelInfo);
-
-    impl WithMargin {
-        fn new() -> Self {
-            let hash = HashEmbedder::new(64);
-            let mut info = hash.info().clone();
-            info.off_topic_margin = Some(0.02);
-            Self(hash, info)
-        }
-    }
-
-    impl Embedder for WithMargin {
-        fn info(&self) -> &ModelInfo {
-            &self.1
-        }
-        fn embed_batch(&self, texts: &[&str]) -> switchyard_embed::Result<Vec<Vec<f32>>> {
-            self.0.embed_batch(texts)
-        }
-        fn count_tokens(&self, text: &str) -> switchyard_embed::Result<usize> {
-            self.0.count_tokens(text)
-        }
-    }
+    use crate::test_models::WithMargin;
+    use switchyard_embed::HashEmbedder;
 
     fn settings(text: &str) -> OffTopicSettings {
         let dir = tempfile::tempdir().unwrap();
