@@ -12,6 +12,12 @@ impl WithMargin {
         info.off_topic_margin = Some(0.02);
         Self(hash, info)
     }
+
+    /// The same with late interaction at `share`, as e5-small's and MiniLM's settings give.
+    pub(crate) fn with_late_interaction(mut self, share: f32) -> Self {
+        self.1.late_interaction = share;
+        self
+    }
 }
 
 impl Embedder for WithMargin {
