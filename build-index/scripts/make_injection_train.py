@@ -14,6 +14,9 @@ The split is by content hash, so it is stable and the other halves stay free for
           one side), with the category `jailbreak` (jailbreak prompts) or `harmful_request`
           (plain harmful goals), so they also train the screen's jailbreak family head;
           NotInject and WildGuard rows whose text hashes even.
+  Rows of one JailbreakBench behaviour, one CyberSecEval case or one BIPIA context carry it as
+  `group`, so build-index scores them out of fold together (a head never scores a case it
+  trained on told another way).
   report: the odd halves (--report-dir writes them): BIPIA samples.jsonl rows of the other
           contexts, clean and injected (their inserted attacks are the set's test attacks,
           never trained on), and the other CyberSecEval cases, JailbreakBench behaviours,
@@ -44,7 +47,9 @@ def main():
     jb = rows(a.data, "jailbreakbench_artifacts/samples.jsonl")
     key = lambda r: r.get("behavior") or r["text"]
     jb_category = lambda r: "harmful_request" if r.get("kind") == "harmful_goal_plain" else "jailbreak"
-    train += [{"text": r["text"], "label": r["label"], "source": "jailbreakbench-even", "category": jb_category(r)} for r in jb if half(key(r)) == 0]
+    # `group`: one behaviour's prompts (every method's) fall in one fold when build-index
+    # scores its rows out of fold, as they fall on one side of this split.
+    train += [{"text": r["text"], "label": r["label"], "source": "jailbreakbench-even", "category": jb_category(r), "group": key(r)} for r in jb if half(key(r)) == 0]
     report["jailbreakbench_artifacts"] = [r for r in jb if half(key(r)) == 1]
     for s, tag in [("notinject", "notinject-even"), ("wildguard_benign_injecguard", "wildguard-even")]:
         rs = rows(a.data, s + "/samples.jsonl")
@@ -58,13 +63,13 @@ def main():
     ctx = lambda r: f"{r['task']}:{r['context_idx']}"
     # `document`: text someone else wrote (an e-mail, a table, code), which the request
     # contrast learns document text from.
-    train += [{"text": r["text"], "label": 0, "source": "bipia-contexts-even", "document": True} for r in bp if half(ctx(r)) == 0 and r["label"] == 0]
+    train += [{"text": r["text"], "label": 0, "source": "bipia-contexts-even", "document": True, "group": ctx(r)} for r in bp if half(ctx(r)) == 0 and r["label"] == 0]
     report["bipia"] = [r for r in bp if half(ctx(r)) == 1]
     # CyberSecEval: one half of the test cases (by prompt_id, so a case and its
     # translations stay together), system prompts and user inputs; report on the rest.
     cs = rows(a.data, "cyberseceval_prompt_injection/samples.jsonl")
     case = lambda r: str(r["prompt_id"])
-    train += [{"text": r["text"], "label": r["label"], "source": "cyberseceval-even"} for r in cs if half(case(r)) == 0]
+    train += [{"text": r["text"], "label": r["label"], "source": "cyberseceval-even", "group": case(r)} for r in cs if half(case(r)) == 0]
     report["cyberseceval_prompt_injection"] = [r for r in cs if half(case(r)) == 1]
     text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in train)
     old = open(a.out, encoding="utf-8").read() if os.path.exists(a.out) else None

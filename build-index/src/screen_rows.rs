@@ -57,7 +57,7 @@ pub(crate) fn screen_section(
         }
     }
     let catalog_attacks: Vec<String> = catalog.patterns.iter().map(|p| p.text.clone()).collect();
-    let train_file::TrainTexts { texts, labels, sources, categories } =
+    let train_file::TrainTexts { texts, labels, sources, categories, groups } =
         training.texts_to_embed(&catalog_attacks);
     tracing::info!(
         texts = texts.len(),
@@ -74,9 +74,15 @@ pub(crate) fn screen_section(
             }
             None => embed_screen(embedder, &texts, layer, progress)?,
         };
-        let labelled = labels.into_iter().zip(texts).zip(sources).zip(categories);
-        for (v, (((attack, text), source), category)) in vectors.into_iter().zip(labelled) {
-            rows.push(screen::Row { source, category, ..screen::Row::new(text, v, attack) });
+        let labelled = labels.into_iter().zip(texts).zip(sources).zip(categories).zip(groups);
+        for (v, ((((attack, text), source), category), group)) in vectors.into_iter().zip(labelled)
+        {
+            rows.push(screen::Row {
+                source,
+                category,
+                group: Some(group),
+                ..screen::Row::new(text, v, attack)
+            });
         }
     }
     let mut trained = screen::train(&rows, &matrices[3], &matrices[4], dim, &training.options);

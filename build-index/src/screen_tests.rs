@@ -29,6 +29,7 @@ fn toy(n: usize, dim: usize) -> (Vec<Row>, Vec<f32>, Vec<f32>) {
             benign_row: None,
             source: 0,
             category: None,
+            group: None,
         });
         rows.push(Row {
             text: format!("the weather report {i}"),
@@ -38,6 +39,7 @@ fn toy(n: usize, dim: usize) -> (Vec<Row>, Vec<f32>, Vec<f32>) {
             benign_row: Some(i),
             source: 0,
             category: None,
+            group: None,
         });
     }
     (rows, attacks, benign)
@@ -51,6 +53,45 @@ fn a_separable_catalog_gets_a_head_that_separates_it_deterministically() {
     assert!(head.oof_auc > 0.99, "{head:?}");
     assert!(head.oof_fpr <= 0.01 + 1e-6);
     assert_eq!(train(&rows, &a, &b, 8, &ScreenOptions::default()), m);
+}
+
+#[test]
+fn rows_of_one_group_are_scored_out_of_fold_by_a_head_that_never_saw_the_group() {
+    // Twelve cases told five times each, every case on a dimension of its own: a head that
+    // trained on a case's other tellings catches it, one that never saw the case cannot. The
+    // out-of-fold figures (and the threshold chosen from them) must be the second kind. Each
+    // also leans the benign rows' way, so only its own dimension tells it apart.
+    let dim = 24;
+    let (mut rows, a, b) = toy(40, dim);
+    for case in 0..12 {
+        for telling in 0..5 {
+            // The benign rows' kind of noise and lean, plus the case's own dimension.
+            let noise = |k: usize| ((case * 13 + telling * 7 + k * 17) % 13) as f32 / 13.0 - 0.5;
+            let mut v: Vec<f32> = (0..dim).map(noise).collect();
+            v[1] += 2.0;
+            v[case + 4] += 0.7;
+            rows.push(Row {
+                group: Some(case as u64),
+                ..Row::new(format!("case {case} telling {telling}"), unit(v), true)
+            });
+        }
+    }
+    // The embedding alone decides (no lexical head, no nearest-pattern cosines).
+    let options =
+        ScreenOptions { lexical: false, contrast_features: false, ..ScreenOptions::default() };
+    let grouped = train(&rows, &a, &b, dim, &options).head.expect("head");
+    for r in &mut rows {
+        r.group = None;
+    }
+    let alone = train(&rows, &a, &b, dim, &options).head.expect("head");
+    assert!(
+        grouped.oof_recall + 0.1 < alone.oof_recall,
+        "grouped {} against rows alone {}",
+        grouped.oof_recall,
+        alone.oof_recall
+    );
+    // The head itself is fitted on every row either way.
+    assert_eq!(grouped.weights, alone.weights);
 }
 
 #[test]
