@@ -77,7 +77,8 @@ pub struct TrainTexts {
     pub sources: Vec<u32>,
     /// Its attack category, for a whole row that has one.
     pub categories: Vec<Option<String>>,
-    /// The number of the training row it comes from (a window's or a planted window's host).
+    /// Its fold group: its row's named `group` (hashed with the row's source), else the row's
+    /// number; a window or a planted window takes its host row's.
     pub groups: Vec<u64>,
 }
 
