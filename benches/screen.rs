@@ -6,9 +6,9 @@
 //! not clear, screening it and recording the verdict; and the same with every window
 //! embedded), for each provisioned model. The stored entries are also screened by an index
 //! built without the lexical head (`embedding_head_only`), which shows what that head costs,
-//! and, with e5-small, by the opt-in jailbreak screen (`jailbreak_screen`: `build-index
-//! --screen-layer 8 --family-fpr 0.001 --family-hidden 64`), whose pieces carry two vectors
-//! and whose family head has a hidden layer.
+//! and, with e5-small, whose default screen reads two vectors of every piece (layer 8 beside
+//! the final one) and has a jailbreak head with a hidden layer, by the screen of the builds
+//! before session 66 (`final_vector_only`: `build-index --screen-layer 0 --family-fpr 0`).
 //!
 //! Run with: `cargo bench --bench screen`
 
@@ -86,7 +86,7 @@ fn bench(c: &mut Criterion) {
             });
         }
         if name == "e5-small" {
-            jailbreak_screen(&mut group, &model, &long, dir.path());
+            final_vector_only(&mut group, &model, &long, dir.path());
         }
         let db = dir.path().join(format!("{name}.db"));
         let mut store = MemoryStore::open(&db).expect("store");
@@ -125,22 +125,22 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
-/// Screening the 2,000-word entry stored for the opt-in jailbreak screen (both vectors of every
-/// piece, a family head with 64 hidden units), and `memory add` of it with that screen's triage.
-fn jailbreak_screen(
+/// Screening the 2,000-word entry stored for e5-small's screen of the builds before session 66
+/// (the final vector of every piece alone, no family head), and `memory add` of it with that
+/// screen's triage: what the default's second vector and jailbreak head cost, in the same run.
+fn final_vector_only(
     group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
     model: &Arc<dyn switchyard_embed::Embedder>,
     long: &str,
     dir: &std::path::Path,
 ) {
-    let index = dir.join("e5-small-jailbreak-screen.idx");
+    let index = dir.join("e5-small-final-vector-only.idx");
     let mut options = switchyard_build_index::BuildOptions::default();
-    options.screen.options.layer = Some(8);
-    options.screen.options.family_fpr = 0.001;
-    options.screen.options.family_hidden = 64;
+    options.screen.options.layer = Some(0);
+    options.screen.options.family_fpr = 0.0;
     let manifests = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("manifests");
     switchyard_build_index::build_to_file(&manifests, &index, model.as_ref(), &options)
-        .expect("building the jailbreak screen's index");
+        .expect("building the final-vector-only index");
     let router = RouterBuilder::new(&index).build(Arc::clone(model)).expect("router");
     let prepare = router.prepare_config();
     let stored = embed_for_screening(
@@ -154,18 +154,18 @@ fn jailbreak_screen(
     let entry = [switchyard::screen_entry(long, &stored[0], true)];
     group.bench_function(
         format!(
-            "e5-small/stored_entry=2000_words/jailbreak_screen/pieces={}",
+            "e5-small/stored_entry=2000_words/final_vector_only/pieces={}",
             1 + stored[0].pieces.len()
         ),
         |b| b.iter(|| router.screen(black_box(&entry)).expect("screen")),
     );
-    let mut store = MemoryStore::open(&dir.join("e5-small-jailbreak-screen.db")).expect("store");
+    let mut store = MemoryStore::open(&dir.join("e5-small-final-vector-only.db")).expect("store");
     store
         .set_prepare(prepare)
         .set_triage(router.screen_triage())
         .set_screen_layer(router.screen_layer());
     let mut n = 0u64;
-    group.bench_function("e5-small/memory_add=2000_words/jailbreak_screen", |b| {
+    group.bench_function("e5-small/memory_add=2000_words/final_vector_only", |b| {
         b.iter(|| {
             n += 1;
             let text = format!("{long} Note {n}.");

@@ -90,9 +90,12 @@ MODELS = {
         # never moves, whatever the catalog's language (session 55). MiniLM, trained on
         # English, has none.
         "language_shift": (2.0, 0.02, ["en"]),
-        # No "screen_layer": reading layer 8 beside the final vector lifts JailbreakBench recall
-        # 0.784 -> 0.840, but misses a French instruction packed into a document and drops more
-        # code and logs (benches/RESULTS.md, session 44); `build-index --screen-layer 8` opts in.
+        # The screen reads layer 8's pooled states beside the final vector: they keep more of
+        # how a text is written. With the jailbreak family head it lifts JailbreakBench recall
+        # 0.755 -> 0.942 (NotInject and WildGuard false positives 3.5-3.6%) and held on a fresh
+        # jailbreak set (benches/RESULTS.md, session 66); it drops a few more code and log
+        # lines (6 of 65 against 2). `build-index --screen-layer 0` reads the final vector alone.
+        "screen_layer": 8,
         "pooling": "mean",
         "max_tokens": 512,
         "license": "MIT",

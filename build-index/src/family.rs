@@ -8,15 +8,14 @@
 //! is placed on, so the direction that serves both serves jailbreaks poorly: a jailbreak head
 //! ranks them far better (out-of-fold AUC 0.994 on its rows with e5-small).
 //!
-//! **Off by default** (`ScreenOptions::family_fpr` 0). The heads cannot add recall without
-//! adding false positives: with the main head's budget halved to make room, the screen caught
-//! more jailbreaks and fewer injections at the same rate; beside the main head's full budget
-//! they add jailbreak recall and ordinary requests dropped, over the 5% of NotInject's or
-//! WildGuard's benign requests the project allows with e5-small (measured in
-//! `benches/RESULTS.md`, sessions 19, 42 and 45). A deployment that fears jailbreaks in its
-//! memory more than it minds dropping a few ordinary notes turns them on; the best measured
-//! with e5-small is `build-index --screen-layer 8 --family-fpr 0.001 --family-hidden 64`
-//! (JailbreakBench recall 0.939 against 0.784, NotInject false positives 0.056 against 0.035).
+//! **On by default** (`ScreenOptions::family_fpr` 0.001, one jailbreak head with 64 hidden
+//! units). The heads cannot add recall without adding false positives: with the main head's
+//! budget halved to make room, the screen caught more jailbreaks and fewer injections at the
+//! same rate (sessions 19, 42 and 45). Beside the main head's full budget, once the thresholds
+//! were chosen by case (session 65) and with e5-small reading layer 8 too, the head lifts
+//! JailbreakBench recall 0.755 -> 0.942 while NotInject's and WildGuard's benign texts dropped
+//! stay at 3.5-3.6%, and it held on a jailbreak set written after its flags were fixed (session
+//! 66). `build-index --family-fpr 0` trains none.
 //!
 //! **Budget.** The main head keeps its `target_fpr`. The family heads may flag `family_fpr`
 //! more of the benign rows between them, out of fold: each flags at most its share of the

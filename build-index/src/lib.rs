@@ -58,8 +58,8 @@ pub use crate::rows::{
     TextKind, embed_all, embed_all_as, embed_mixed, embed_screen, row_kinds, row_texts,
 };
 pub use crate::screen::{
-    DEFAULT_FAMILY_HIDDEN, DEFAULT_L2, DEFAULT_TARGET_FPR, MIN_HEAD_ROWS, SCREEN_BUILDER_VERSION,
-    ScreenOptions, windowing_meta,
+    DEFAULT_FAMILY_FPR, DEFAULT_FAMILY_HIDDEN, DEFAULT_L2, DEFAULT_TARGET_FPR, MIN_HEAD_ROWS,
+    SCREEN_BUILDER_VERSION, ScreenOptions, windowing_meta,
 };
 pub use crate::selection::{
     BUILDER_VERSION, DEFAULT_LEXICAL_WEIGHT, LEXICAL_GATE, MIN_GATE_Z, MODE_PRECISION, OFF_TOPIC,

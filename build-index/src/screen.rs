@@ -59,12 +59,18 @@ pub const SCREEN_BUILDER_VERSION: u32 = 6;
 pub const MIN_HEAD_ROWS: usize = 20;
 /// The default false-positive rate the threshold targets on benign text.
 pub const DEFAULT_TARGET_FPR: f32 = 0.01;
-/// Rectified units in each family head's hidden layer by default: none, one direction through
-/// the embedding. With 64 units (`build-index --family-hidden 64`) the jailbreak head caught
-/// more of JailbreakBench at the same training budget (0.879 against 0.847 at +0.1%) but also
-/// more of WildGuard's benign role-plays (0.067 against 0.053 dropped): the same trade as giving
-/// the linear head a larger budget (`benches/RESULTS.md`, session 42), so the simpler head stays.
-pub const DEFAULT_FAMILY_HIDDEN: usize = 0;
+/// The false-positive rate on benign training rows (out of fold) the family heads may add to
+/// the main head's by default: 0.1%, which with e5-small reading layer 8 and 64 hidden units
+/// lifts JailbreakBench recall from 0.755 to 0.942 while NotInject's and WildGuard's benign
+/// texts dropped stay at 3.5-3.6% (report halves), and held on a jailbreak set written after
+/// those flags were fixed (`tests/injection/jailbreak-fresh.jsonl`: AUC 0.937 -> 0.953, recall
+/// 0.85 -> 0.90, 8 -> 9 of 60 benign texts dropped; `benches/RESULTS.md`, session 66).
+pub const DEFAULT_FAMILY_FPR: f32 = 0.001;
+/// Rectified units in each family head's hidden layer by default. With 64 units the jailbreak
+/// head reads a jailbreak's request apart from its role-play framing better than one direction
+/// does (JailbreakBench recall 0.879 against 0.847 at the same +0.1%, session 45); 0 gives each
+/// family head one direction through the embedding.
+pub const DEFAULT_FAMILY_HIDDEN: usize = 64;
 /// The default L2 penalty on the class-balanced loss (each class weighs 1). Chosen by the
 /// out-of-fold AUC of the default catalog and its training file (0.003 / 0.01 / 0.03 / 0.1
 /// tried: e5-small is best at 0.01, MiniLM at 0.1, both within 0.002 of their best at 0.03;
@@ -147,7 +153,8 @@ pub struct ScreenOptions {
     /// (see `triage`); 0 turns the triage off, so every window is embedded.
     pub triage_max_miss: f32,
     /// The false-positive rate on benign rows (out of fold) the family heads may add to the
-    /// main head's `target_fpr` between them; 0 (the default) trains none (see `family`).
+    /// main head's `target_fpr` between them ([`DEFAULT_FAMILY_FPR`]); 0 trains none (see
+    /// `family`).
     pub family_fpr: f32,
     /// Rectified units in each family head's hidden layer (see `mlp`); 0 gives them a single
     /// direction through the embedding, as before version 19 of the format.
@@ -188,7 +195,7 @@ impl Default for ScreenOptions {
             lexical: true,
             catalog_share: Some(0.5),
             triage_max_miss: crate::triage::DEFAULT_TRIAGE_MAX_MISS,
-            family_fpr: 0.0,
+            family_fpr: DEFAULT_FAMILY_FPR,
             family_hidden: DEFAULT_FAMILY_HIDDEN,
             request_contrast: true,
             sentence_pieces: true,

@@ -59,19 +59,16 @@ pub struct BuildArgs {
     /// requests) beside the main screen, which may flag this much more of the benign training
     /// rows (out of fold) between them: more jailbreaks caught for more ordinary texts dropped.
     /// 0 trains none.
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = switchyard_build_index::DEFAULT_FAMILY_FPR)]
     pub family_fpr: f32,
-    /// Rectified units in each family head's hidden layer (with --family-fpr): 64 reads a
-    /// jailbreak's request apart from its role-play framing better, and catches more benign
-    /// role-plays with it; 0 (the default) gives each family head one direction through the
-    /// embedding.
+    /// Rectified units in each family head's hidden layer: 64 reads a jailbreak's request apart
+    /// from its role-play framing better than one direction through the embedding (0).
     #[arg(long, default_value_t = switchyard_build_index::DEFAULT_FAMILY_HIDDEN)]
     pub family_hidden: usize,
     /// The middle layer of the model the screen's heads read beside its final vector (that
     /// layer's pooled states keep more of how a text is written): 0 reads the final vector
-    /// alone; absent, the model's own (`screen_layer` in its `model.toml`; the shipped models
-    /// set none). 8 for e5-small catches more jailbreaks and drops more code and logs; with
-    /// `--family-fpr 0.001 --family-hidden 64` it makes the opt-in jailbreak screen (README).
+    /// alone; absent, the model's own (`screen_layer` in its `model.toml`: 8 for e5-small, which
+    /// catches more jailbreaks and drops a few more code and log lines; none for MiniLM).
     #[arg(long)]
     pub screen_layer: Option<usize>,
     /// Train no request contrast (which flags an entry whose one window reads as a request

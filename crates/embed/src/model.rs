@@ -68,9 +68,9 @@ pub struct ModelInfo {
     /// The middle layer whose pooled states the injection screen reads beside the final vector
     /// in indexes built with this model; `None`: the final vector alone. A property of the
     /// model (`screen_layer` in its `model.toml`). Two thirds of the depth (e5-small's layer 8
-    /// of 12) separates attacks from look-alikes better out of fold, but neither shipped model
-    /// sets it yet: through the pipeline it also missed a French instruction packed into a
-    /// document and dropped more code and logs (`benches/RESULTS.md`, sessions 43 and 44).
+    /// of 12, set since session 66) separates attacks from look-alikes better, jailbreaks above
+    /// all, for a few more code and log lines dropped; MiniLM's layer 4 gained less and is not
+    /// set (`benches/RESULTS.md`, sessions 43, 44 and 66).
     #[serde(default)]
     pub screen_layer: Option<usize>,
 }
