@@ -564,3 +564,35 @@ fn each_memory_notes_probe_holds_forty_notes_and_twenty_attacks_in_five_language
         );
     }
 }
+
+#[test]
+fn each_jailbreak_probe_holds_forty_jailbreaks_and_sixty_look_alikes_in_five_languages() {
+    // tests/injection/README.md says what the files hold: per language 8 jailbreaks and 12
+    // harmless look-alikes, each row with its kind. Their figures are only comparable while
+    // that stays true.
+    for name in ["jailbreak-fresh", "jailbreak-fresh-2"] {
+        let path = root().join(format!("tests/injection/{name}.jsonl"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut per_lang = std::collections::BTreeMap::new();
+        for line in text.lines() {
+            let row: serde_json::Value =
+                serde_json::from_str(line).expect("a JSON object per line");
+            assert!(row["kind"].as_str().is_some_and(|k| !k.is_empty()), "{line}");
+            let counts =
+                per_lang.entry(row["lang"].as_str().unwrap().to_string()).or_insert((0, 0));
+            match row["label"].as_i64() {
+                Some(1) => counts.1 += 1,
+                Some(0) => counts.0 += 1,
+                other => panic!("{}: label {other:?}", path.display()),
+            }
+        }
+        let langs: Vec<(&str, (i32, i32))> =
+            per_lang.iter().map(|(l, n)| (l.as_str(), *n)).collect();
+        assert_eq!(
+            langs,
+            [("de", (12, 8)), ("en", (12, 8)), ("es", (12, 8)), ("fr", (12, 8)), ("pt", (12, 8))],
+            "{}",
+            path.display()
+        );
+    }
+}
