@@ -51,6 +51,15 @@ impl Family {
     }
 }
 
+/// Whether some family has enough attacks for a head ([`crate::MIN_HEAD_ROWS`]) among attacks
+/// of these categories: the catalog's patterns' and the training rows' (their windows and
+/// planted windows carry none), as the screen's training counts them.
+pub(crate) fn any_trainable<'a>(categories: impl Iterator<Item = Option<&'a str>> + Clone) -> bool {
+    FAMILIES.iter().any(|f| {
+        categories.clone().filter(|c| f.contains(*c)).count() >= crate::screen::MIN_HEAD_ROWS
+    })
+}
+
 /// The thresholds of the family heads given the benign rows' out-of-fold scores: `main` (the
 /// main head's, with its threshold `main_threshold`) and `families[f]` (each family head's),
 /// sharing `allowed_total` flagged benign rows. Returns each family's threshold and the number

@@ -44,7 +44,7 @@ mod train_file;
 mod triage;
 mod up_to_date;
 pub use up_to_date::{
-    language_shift_matches, late_matches, mode_questions_match, off_topic_matches,
+    families_match, language_shift_matches, late_matches, mode_questions_match, off_topic_matches,
     screen_code_matches,
 };
 mod vector_cache;
@@ -623,14 +623,7 @@ pub fn build_to_file(
         && existing.screen_lexical().is_some()
             == (screen.options.lexical && existing.screen().is_some_and(|s| s.head.is_some()))
         && existing.screen_triage().is_none_or(|t| t.max_miss == screen.options.triage_max_miss)
-        && existing.screen_families().map_or(0.0, |f| f.family_fpr) == screen.options.family_fpr
-        // Family heads with or without hidden layers, or of another width.
-        && (existing.screen_families().is_none()
-            || existing
-                .screen_family_hidden()
-                .and_then(|h| h.layers.first())
-                .map_or(0, |l| l.units())
-                == screen.options.family_hidden)
+        && families_match(&existing, &screen, &catalog)
         && (screen.options.request_contrast || existing.screen_request().is_none())
         // The middle layer the heads read (none without a head).
         && existing.screen_layer()

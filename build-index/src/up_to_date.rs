@@ -4,8 +4,10 @@
 
 use crate::REQUESTS_BY_LANGUAGE;
 use crate::screen;
+use crate::train_file::ScreenTraining;
 use switchyard_embed::Embedder;
 use switchyard_format::Index;
+use switchyard_manifest::Catalog;
 
 /// Whether `existing`'s late section agrees with the model's late-interaction share: the same
 /// share, or no section. A catalog over the states' budget has none whatever the share, so an
@@ -64,4 +66,32 @@ pub fn mode_questions_match(existing: &Index) -> bool {
     existing
         .mode_questions()
         .is_none_or(|q| q.rules_version == switchyard_lexical::QUESTION_RULES_VERSION)
+}
+
+/// Whether `existing`'s family heads are the ones this build would train: the same budget and
+/// hidden width; or none, where none was asked for (`family_fpr` 0) or none can be trained (no
+/// main head, or no family with enough attacks among the catalog's patterns and the training
+/// rows). Without that last case, a catalog without jailbreaks was rebuilt on every run once
+/// the default budget was above 0.
+pub fn families_match(existing: &Index, screen: &ScreenTraining, catalog: &Catalog) -> bool {
+    let options = &screen.options;
+    match existing.screen_families() {
+        Some(families) => {
+            let units = existing
+                .screen_family_hidden()
+                .and_then(|h| h.layers.first())
+                .map_or(0, |l| l.units());
+            families.family_fpr == options.family_fpr && units == options.family_hidden
+        }
+        None => {
+            let categories = catalog
+                .patterns
+                .iter()
+                .map(|p| p.category.as_deref())
+                .chain(screen.rows.iter().filter(|r| r.attack).map(|r| r.category.as_deref()));
+            options.family_fpr == 0.0
+                || existing.screen().is_none_or(|s| s.head.is_none())
+                || !crate::family::any_trainable(categories)
+        }
+    }
 }

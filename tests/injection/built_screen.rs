@@ -196,6 +196,61 @@ fn the_jailbreak_family_head_screens_beside_the_main_head_and_the_verdict_names_
 }
 
 #[test]
+fn a_catalog_without_enough_jailbreaks_for_a_family_head_is_up_to_date_on_its_next_build() {
+    // The default catalog's attacks without the jailbreak family's categories, and without its
+    // training file (whose rows carry them): a main head, no family head at the default budget.
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = dir.path().join("catalog");
+    std::fs::create_dir(&catalog).unwrap();
+    for entry in std::fs::read_dir(default_catalog()).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_owned();
+        if path.is_file() && name != "injection.toml" && name != "injection-train.jsonl" {
+            std::fs::copy(&path, catalog.join(&name)).unwrap();
+        } else if path.is_dir() {
+            let to = catalog.join(&name);
+            std::fs::create_dir(&to).unwrap();
+            for file in std::fs::read_dir(&path).unwrap() {
+                let file = file.unwrap().path();
+                std::fs::copy(&file, to.join(file.file_name().unwrap())).unwrap();
+            }
+        }
+    }
+    let jailbreak = ["jailbreak", "persona_jailbreak", "jailbreak_framing", "harmful_request"];
+    let jailbreak = [&jailbreak[..], &["adversarial_suffix", "role_hijack"]].concat();
+    let original = switchyard_manifest::Catalog::load(&default_catalog()).unwrap();
+    // A JSON string is a TOML basic string (the texts are not all ASCII).
+    let quoted = |text: &str| serde_json::to_string(text).unwrap();
+    let mut toml = String::new();
+    for p in &original.patterns {
+        if !p.category.as_deref().is_some_and(|c| jailbreak.contains(&c)) {
+            let category = p.category.as_deref().map(|c| format!("category = {c:?}\n"));
+            let text = quoted(&p.text);
+            let lang = quoted(&p.lang);
+            let category = category.unwrap_or_default();
+            toml += &format!("[[pattern]]\ntext = {text}\nlang = {lang}\n{category}\n");
+        }
+    }
+    for b in &original.benign {
+        toml += &format!("[[benign]]\ntext = {}\nlang = {}\n\n", quoted(&b.text), quoted(&b.lang));
+    }
+    std::fs::write(catalog.join("injection.toml"), toml).unwrap();
+    let out = dir.path().join("n.idx");
+    let options = BuildOptions::default();
+    assert!(options.screen.options.family_fpr > 0.0, "the default asks for family heads");
+    let BuildOutcome::Built(report) =
+        build_to_file(&catalog, &out, hash().as_ref(), &options).unwrap()
+    else {
+        panic!("expected a build")
+    };
+    assert!(report.screen.head.is_some() && report.families.is_none(), "{:?}", report.families);
+    assert!(matches!(
+        build_to_file(&catalog, &out, hash().as_ref(), &options).unwrap(),
+        BuildOutcome::UpToDate { .. }
+    ));
+}
+
+#[test]
 fn a_family_head_with_a_hidden_layer_scores_through_it_and_another_width_rebuilds() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("h.idx");
