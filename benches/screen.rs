@@ -90,7 +90,9 @@ fn bench(c: &mut Criterion) {
         }
         let db = dir.path().join(format!("{name}.db"));
         let mut store = MemoryStore::open(&db).expect("store");
-        store.set_prepare(prepare);
+        // As `memory add` opens it: with e5-small's default screen, every piece keeps its
+        // layer-8 vector beside the final one, so screening it embeds nothing.
+        store.set_prepare(prepare).set_screen_layer(router.screen_layer());
         // What an assembly pays for an entry screened before with this index (by `memory
         // add` or an earlier assembly, in any process): reading the recorded verdict.
         let id = store.add(model.as_ref(), "memory", &long, "bench").expect("add");

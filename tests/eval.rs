@@ -544,25 +544,33 @@ fn each_memory_notes_probe_holds_forty_notes_and_twenty_attacks_in_five_language
     // attacks written as notes. Their figures are only comparable while that stays true.
     for name in ["dev", "heldout", "fresh", "standing"] {
         let path = root().join(format!("tests/injection/memory-notes-{name}.jsonl"));
-        let text = std::fs::read_to_string(&path).unwrap();
-        let mut per_lang = std::collections::BTreeMap::new();
-        for line in text.lines() {
-            let row: serde_json::Value =
-                serde_json::from_str(line).expect("a JSON object per line");
-            let label = row["label"].as_i64().expect("label 0 or 1");
-            let counts =
-                per_lang.entry(row["lang"].as_str().unwrap().to_string()).or_insert((0, 0));
-            if label == 1 { counts.1 += 1 } else { counts.0 += 1 }
-        }
-        let langs: Vec<(&str, (i32, i32))> =
-            per_lang.iter().map(|(l, n)| (l.as_str(), *n)).collect();
         assert_eq!(
-            langs,
-            [("de", (8, 4)), ("en", (8, 4)), ("es", (8, 4)), ("fr", (8, 4)), ("pt", (8, 4))],
+            benign_and_attacks_per_language(&path),
+            [("de", (8, 4)), ("en", (8, 4)), ("es", (8, 4)), ("fr", (8, 4)), ("pt", (8, 4))]
+                .map(|(l, n)| (l.to_string(), n)),
             "{}",
             path.display()
         );
     }
+}
+
+/// A probe's rows counted per language as (benign, attacks), languages in order. Panics on a
+/// row without a language or with a label other than 0 or 1, naming the file and the line.
+fn benign_and_attacks_per_language(path: &std::path::Path) -> Vec<(String, (i32, i32))> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut per_lang = std::collections::BTreeMap::new();
+    for (number, line) in text.lines().enumerate() {
+        let row: serde_json::Value = serde_json::from_str(line).expect("a JSON object per line");
+        let at = || format!("{}:{}", path.display(), number + 1);
+        let lang = row["lang"].as_str().unwrap_or_else(|| panic!("{}: no lang", at()));
+        let counts = per_lang.entry(lang.to_string()).or_insert((0, 0));
+        match row["label"].as_i64() {
+            Some(1) => counts.1 += 1,
+            Some(0) => counts.0 += 1,
+            other => panic!("{}: label {other:?}", at()),
+        }
+    }
+    per_lang.into_iter().collect()
 }
 
 #[test]
@@ -572,25 +580,15 @@ fn each_jailbreak_probe_holds_forty_jailbreaks_and_sixty_look_alikes_in_five_lan
     // that stays true.
     for name in ["jailbreak-fresh", "jailbreak-fresh-2"] {
         let path = root().join(format!("tests/injection/{name}.jsonl"));
-        let text = std::fs::read_to_string(&path).unwrap();
-        let mut per_lang = std::collections::BTreeMap::new();
-        for line in text.lines() {
+        for line in std::fs::read_to_string(&path).unwrap().lines() {
             let row: serde_json::Value =
                 serde_json::from_str(line).expect("a JSON object per line");
             assert!(row["kind"].as_str().is_some_and(|k| !k.is_empty()), "{line}");
-            let counts =
-                per_lang.entry(row["lang"].as_str().unwrap().to_string()).or_insert((0, 0));
-            match row["label"].as_i64() {
-                Some(1) => counts.1 += 1,
-                Some(0) => counts.0 += 1,
-                other => panic!("{}: label {other:?}", path.display()),
-            }
         }
-        let langs: Vec<(&str, (i32, i32))> =
-            per_lang.iter().map(|(l, n)| (l.as_str(), *n)).collect();
         assert_eq!(
-            langs,
-            [("de", (12, 8)), ("en", (12, 8)), ("es", (12, 8)), ("fr", (12, 8)), ("pt", (12, 8))],
+            benign_and_attacks_per_language(&path),
+            [("de", (12, 8)), ("en", (12, 8)), ("es", (12, 8)), ("fr", (12, 8)), ("pt", (12, 8))]
+                .map(|(l, n)| (l.to_string(), n)),
             "{}",
             path.display()
         );

@@ -298,7 +298,10 @@ fn dots_portable(row: &[i16], tokens: &[i16], out: &mut [i32]) {
 }
 
 /// [`dots_portable`] with AVX2's `vpmaddwd` (16 products summed pairwise into 8 lanes an
-/// instruction), four task tokens at a time so each chunk of the row is loaded once for four.
+/// instruction), four task tokens at a time so each chunk of the row is loaded once for four,
+/// their four sums reduced together by horizontal adds. Through raw pointers: the slice
+/// indexing of five loads a chunk kept its bounds checks in the loop. Integer sums, so the
+/// same values as the portable code in any order.
 ///
 /// # Safety
 /// The CPU must support AVX2.
@@ -307,45 +310,58 @@ fn dots_portable(row: &[i16], tokens: &[i16], out: &mut [i32]) {
 unsafe fn dots_avx2(row: &[i16], tokens: &[i16], out: &mut [i32]) {
     use std::arch::x86_64::*;
     let dim = row.len();
-    if !dim.is_multiple_of(16) {
+    if dim == 0 || !dim.is_multiple_of(16) {
         return dots_portable(row, tokens, out);
     }
-    let sum = |v: __m256i| -> i32 {
-        let mut lanes = [0i32; 8];
-        // SAFETY: `lanes` is 32 bytes, the width of one unaligned store.
-        unsafe { _mm256_storeu_si256(lanes.as_mut_ptr().cast(), v) };
-        lanes.iter().sum()
+    // As the portable code: one output per whole task token.
+    let n = out.len().min(tokens.len() / dim);
+    let (row, tokens) = (row.as_ptr(), tokens.as_ptr());
+    // Every caller passes a `p` at 16 `i16` inside `row` or inside one of the first `n` tokens
+    // of `tokens` (`c + 16 <= dim`, token `t + j < n`).
+    let load = |p: *const i16| {
+        // SAFETY: `p` points at 16 readable `i16` (above), the 32 bytes of one unaligned load.
+        unsafe { _mm256_loadu_si256(p.cast()) }
     };
-    let load = |s: &[i16], c: usize| {
-        let chunk = &s[c..c + 16];
-        // SAFETY: `chunk` holds 16 `i16`, the 32 bytes of one unaligned load.
-        unsafe { _mm256_loadu_si256(chunk.as_ptr().cast()) }
-    };
-    let mut groups = tokens.chunks_exact(4 * dim);
-    let mut at = 0;
-    for group in groups.by_ref() {
-        let (t0, rest) = group.split_at(dim);
-        let (t1, rest) = rest.split_at(dim);
-        let (t2, t3) = rest.split_at(dim);
+    let mut t = 0;
+    while t + 4 <= n {
+        // SAFETY: token t's first value; tokens t..t + 4 exist (t + 4 <= n).
+        let base = unsafe { tokens.add(t * dim) };
         let mut acc = [_mm256_setzero_si256(); 4];
         for c in (0..dim).step_by(16) {
-            let r = load(row, c);
-            acc[0] = _mm256_add_epi32(acc[0], _mm256_madd_epi16(r, load(t0, c)));
-            acc[1] = _mm256_add_epi32(acc[1], _mm256_madd_epi16(r, load(t1, c)));
-            acc[2] = _mm256_add_epi32(acc[2], _mm256_madd_epi16(r, load(t2, c)));
-            acc[3] = _mm256_add_epi32(acc[3], _mm256_madd_epi16(r, load(t3, c)));
+            // SAFETY: offsets within the row and within tokens t..t + 4 (see `load`).
+            unsafe {
+                let r = load(row.add(c));
+                for (j, a) in acc.iter_mut().enumerate() {
+                    *a = _mm256_add_epi32(*a, _mm256_madd_epi16(r, load(base.add(j * dim + c))));
+                }
+            }
         }
-        for (o, a) in out[at..at + 4].iter_mut().zip(acc) {
-            *o = sum(a);
-        }
-        at += 4;
+        // Lanes of acc[j] summed: two rounds of pairwise adds leave [s0 s1 s2 s3] in each
+        // 128-bit half, added together.
+        let pairs = [_mm256_hadd_epi32(acc[0], acc[1]), _mm256_hadd_epi32(acc[2], acc[3])];
+        let quads = _mm256_hadd_epi32(pairs[0], pairs[1]);
+        let sums =
+            _mm_add_epi32(_mm256_castsi256_si128(quads), _mm256_extracti128_si256::<1>(quads));
+        // SAFETY: outputs t..t + 4 < n <= out.len(); a 16-byte unaligned store.
+        unsafe { _mm_storeu_si128(out.as_mut_ptr().add(t).cast(), sums) };
+        t += 4;
     }
-    for (o, t) in out[at..].iter_mut().zip(groups.remainder().chunks_exact(dim)) {
+    while t < n {
         let mut acc = _mm256_setzero_si256();
         for c in (0..dim).step_by(16) {
-            acc = _mm256_add_epi32(acc, _mm256_madd_epi16(load(row, c), load(t, c)));
+            // SAFETY: offsets within the row and within token t < n (see `load`).
+            unsafe {
+                acc = _mm256_add_epi32(
+                    acc,
+                    _mm256_madd_epi16(load(row.add(c)), load(tokens.add(t * dim + c))),
+                );
+            }
         }
-        *o = sum(acc);
+        let mut lanes = [0i32; 8];
+        // SAFETY: `lanes` is 32 bytes, the width of one unaligned store.
+        unsafe { _mm256_storeu_si256(lanes.as_mut_ptr().cast(), acc) };
+        out[t] = lanes.iter().sum();
+        t += 1;
     }
 }
 
@@ -553,17 +569,25 @@ mod tests {
     fn the_avx2_products_match_the_portable_ones() {
         let dim = 48;
         let row: Vec<i16> = (0..dim as i16).map(|i| i * 5 % 255 - 127).collect();
-        // Seven tokens: a group of four, then three left over.
-        let tokens: Vec<i16> = (0..7 * dim as i16).map(|i| 127 - i * 7 % 255).collect();
-        let mut want = vec![0; 7];
-        dots_portable(&row, &tokens, &mut want);
-        assert_eq!(want[0], dot_i16(&row, &tokens[..dim]));
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
-            let mut got = vec![0; 7];
-            // SAFETY: the CPU has AVX2, checked just above.
-            unsafe { dots_avx2(&row, &tokens, &mut got) };
-            assert_eq!(got, want);
+        // The extremes of a quantized state, against a row of them too.
+        let extremes: Vec<i16> = (0..dim).map(|i| if i % 3 == 0 { -127 } else { 127 }).collect();
+        // Token counts around the groups of four: none, fewer, whole groups, groups and a rest.
+        for n in [0usize, 1, 3, 4, 5, 7, 8, 9] {
+            let tokens: Vec<i16> = (0..(n * dim) as i16).map(|i| 127 - i * 7 % 255).collect();
+            for row in [&row, &extremes] {
+                let mut want = vec![0; n];
+                dots_portable(row, &tokens, &mut want);
+                if n > 0 {
+                    assert_eq!(want[0], dot_i16(row, &tokens[..dim]));
+                }
+                #[cfg(target_arch = "x86_64")]
+                if std::arch::is_x86_feature_detected!("avx2") {
+                    let mut got = vec![0; n];
+                    // SAFETY: the CPU has AVX2, checked just above.
+                    unsafe { dots_avx2(row, &tokens, &mut got) };
+                    assert_eq!(got, want, "{n} tokens");
+                }
+            }
         }
     }
 
