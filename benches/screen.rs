@@ -103,16 +103,27 @@ fn bench(c: &mut Criterion) {
         });
         // A new text each time: adding a text already stored returns its id without embedding.
         // With the index's triage (what `memory add` does) and, interleaved in the same run,
-        // with every window embedded.
+        // with every window embedded, and with the whole text embedded from as many tokens
+        // as the model reads (the default before session 68).
         let triage = router.screen_triage();
+        let whole_512 = switchyard_untrusted::PrepareConfig {
+            whole_text_tokens: model.info().max_tokens,
+            ..prepare
+        };
         let mut n = 0u64;
-        for (label, t, screen_with) in [
-            ("", triage.clone(), &router),
-            ("/no_request_contrast", router_no_request.screen_triage(), &router_no_request),
-            ("/every_window_embedded", None, &router),
+        for (label, t, screen_with, prepare_with) in [
+            ("", triage.clone(), &router, prepare),
+            (
+                "/no_request_contrast",
+                router_no_request.screen_triage(),
+                &router_no_request,
+                prepare,
+            ),
+            ("/every_window_embedded", None, &router, prepare),
+            ("/whole_text_at_the_models_limit", triage.clone(), &router, whole_512),
         ] {
             group.bench_function(format!("{name}/memory_add=2000_words{label}"), |b| {
-                store.set_triage(t.clone());
+                store.set_triage(t.clone()).set_prepare(prepare_with);
                 b.iter(|| {
                     n += 1;
                     let text = format!("{long} Note {n}.");

@@ -151,6 +151,9 @@ impl Embedder for Counting {
     fn count_tokens(&self, text: &str) -> switchyard_embed::Result<usize> {
         self.inner.count_tokens(text)
     }
+    fn fitting_prefix(&self, text: &str, max_tokens: usize) -> switchyard_embed::Result<usize> {
+        self.inner.fitting_prefix(text, max_tokens)
+    }
     fn piece_ids(&self, text: &str) -> switchyard_embed::Result<Option<Vec<u32>>> {
         self.inner.piece_ids(text)
     }
@@ -229,6 +232,9 @@ impl Embedder for Rewrapped {
     }
     fn count_tokens(&self, text: &str) -> switchyard_embed::Result<usize> {
         self.inner.count_tokens(text)
+    }
+    fn fitting_prefix(&self, text: &str, max_tokens: usize) -> switchyard_embed::Result<usize> {
+        self.inner.fitting_prefix(text, max_tokens)
     }
     fn embed_with_tokens(
         &self,

@@ -28,6 +28,11 @@ fn memory_add_embeds_only_the_windows_the_triage_does_not_clear_and_still_flags_
     let entry = store.list().unwrap().iter().find(|e| e.id == id).unwrap().clone();
     let embedded = entry.pieces.iter().filter(|p| !p.embedding.is_empty()).count();
     assert_eq!(entry.embedding.len(), 384, "the whole entry is always embedded");
+    // From its first tokens only (memory search's vector): its windows hold the rest.
+    let budget = router.prepare_config().whole_text_tokens;
+    let start = &entry.text[..model.fitting_prefix(&entry.text, budget).unwrap()];
+    assert!(start.len() * 5 < entry.text.len(), "a 2,000-word entry is embedded from its start");
+    assert_eq!(entry.embedding, model.embed(start).unwrap(), "the whole vector is its start's");
     assert!(
         embedded * 4 < entry.pieces.len(),
         "most windows of an ordinary note are cleared unembedded: {embedded} of {} embedded",

@@ -596,6 +596,15 @@ impl Embedder for BertEmbedder {
         Ok(self.token_ids(text)?.len())
     }
 
+    fn fitting_prefix(&self, text: &str, max_tokens: usize) -> Result<usize> {
+        let prefix = &self.info.prefix;
+        let input = format!("{prefix}{text}");
+        let end = self.tokenizer.fitting_bytes(&input, max_tokens).map_err(|e| {
+            EmbedError::Tokenizer { path: self.tokenizer_path.clone(), message: e.to_string() }
+        })?;
+        Ok(end.saturating_sub(prefix.len()).min(text.len()))
+    }
+
     fn embed_with_layer(&self, texts: &[&str], layer: usize) -> Result<Option<Vec<LayeredVector>>> {
         self.layered(texts, layer)
     }

@@ -151,6 +151,16 @@ pub trait Embedder: Send + Sync {
     /// Number of model tokens of `text`, specials and prefix included (after truncation).
     fn count_tokens(&self, text: &str) -> Result<usize>;
 
+    /// The byte length of the start of `text` the model reads as a query within `max_tokens`
+    /// tokens (prefix and special tokens included), cut where a token ends: `text.len()` when
+    /// it all fits. Embedding that start gives the vector of the text's first `max_tokens`
+    /// tokens, at the cost of that many. An embedder without a tokenizer reads every text
+    /// whole (the default). Wrappers must forward it.
+    fn fitting_prefix(&self, text: &str, max_tokens: usize) -> Result<usize> {
+        let _ = max_tokens;
+        Ok(text.len())
+    }
+
     /// How the weights are held, for reports (`i8`, `f16+q4_0`, ...; `none` without weights).
     fn weight_storage(&self) -> &'static str {
         "none"

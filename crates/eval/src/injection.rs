@@ -227,7 +227,10 @@ pub fn eval_injection(
     let prepare = router.prepare_config();
 
     let te = Instant::now();
-    let prepared: Vec<_> = rows.iter().map(|r| screening_texts(&r.text, &prepare)).collect();
+    let prepared: Vec<_> = rows
+        .iter()
+        .map(|r| screening_texts(embedder.as_ref(), &r.text, &prepare))
+        .collect::<std::result::Result<_, _>>()?;
     let all: Vec<&str> = prepared.iter().flat_map(|(t, _)| t.iter().map(String::as_str)).collect();
     let vectors = embedding::embed_many_layered(
         embedder.as_ref(),

@@ -2,7 +2,7 @@
 //! (windows, de-obfuscated text, decoded payloads), computed once, when the text is written.
 //! With the index's triage, a piece whose text alone clears it is stored without an embedding
 //! (most windows of an ordinary long text): the whole text is always embedded (memory search
-//! reads it). A sentence piece the triage clears is not stored at all: an ordinary long text has
+//! reads it), from its first [`PrepareConfig::whole_text_tokens`] tokens. A sentence piece the triage clears is not stored at all: an ordinary long text has
 //! a hundred sentences, and storing each only for the screen to clear it again cost more than
 //! embedding the few the triage keeps.
 
@@ -21,16 +21,20 @@ pub(crate) fn middle_blob(v: &[f32]) -> Option<Vec<u8>> {
     (!v.is_empty()).then(|| to_blob(v))
 }
 
-/// The texts to embed for one entry: the whole text first, then every piece that is not just
-/// the whole text again (a short plain entry is embedded once), with the pieces' spans.
+/// The texts to embed for one entry: the whole text first, from its first
+/// [`PrepareConfig::whole_text_tokens`] tokens as `model` reads them (its windows hold the
+/// rest), then every piece that is not just the whole text again (a short plain entry is
+/// embedded once), with the pieces' spans.
 pub fn screening_texts(
+    model: &dyn Embedder,
     text: &str,
     config: &PrepareConfig,
-) -> (Vec<String>, Vec<(usize, usize, Origin)>) {
+) -> Result<(Vec<String>, Vec<(usize, usize, Origin)>), switchyard_embed::EmbedError> {
     let pieces = prepare(text, config);
     let only_itself =
         pieces.len() == 1 && pieces[0].origin == Origin::Window && pieces[0].text == text.trim();
-    let mut texts = vec![text.to_string()];
+    let start = model.fitting_prefix(text, config.whole_text_tokens)?;
+    let mut texts = vec![text[..start].to_string()];
     let mut spans = Vec::new();
     if !only_itself {
         for p in pieces {
@@ -38,13 +42,14 @@ pub fn screening_texts(
             texts.push(p.text);
         }
     }
-    (texts, spans)
+    Ok((texts, spans))
 }
 
 /// An untrusted text embedded for screening: as a whole, and piece by piece.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct EmbeddedEntry {
-    /// The whole text's unit embedding.
+    /// The whole text's unit embedding, from its first
+    /// [`PrepareConfig::whole_text_tokens`] tokens.
     pub embedding: Vec<f32>,
     /// The whole text's middle-layer vector (empty without a layer).
     pub middle: Vec<f32>,
@@ -69,13 +74,13 @@ pub fn embed_for_screening(
     let prepared: Vec<_> = texts
         .iter()
         .map(|t| {
-            let (texts, spans) = screening_texts(t, config);
-            match triage {
+            let (texts, spans) = screening_texts(model, t, config)?;
+            Ok(match triage {
                 Some(tr) => drop_cleared_sentences(texts, spans, tr),
                 None => (texts, spans),
-            }
+            })
         })
-        .collect();
+        .collect::<Result<_, switchyard_embed::EmbedError>>()?;
     // Which texts go through the model: every whole text (the first of each entry's texts),
     // and the pieces the triage does not clear.
     let wanted: Vec<Vec<bool>> = prepared

@@ -83,7 +83,14 @@ impl Router {
                 let stale = e.layer != Some(layer) || lacks(e.embedding, e.middle);
                 if stale {
                     other_layer += 1;
-                    to_embed.push(((i, None), e.text.to_string()));
+                    // As `memory add` embeds a whole text now: its first tokens only.
+                    let cut = self
+                        .embedder()
+                        .fitting_prefix(e.text, prepare.whole_text_tokens)
+                        .map_err(|e| RouteError::Embedding {
+                            message: format!("cutting a stored text to the tokens screened: {e}"),
+                        })?;
+                    to_embed.push(((i, None), e.text[..cut].to_string()));
                 }
                 for (k, p) in e.pieces.iter().enumerate() {
                     if used(p) && (stale && !p.embedding.is_empty() || lacks(p.embedding, p.middle))

@@ -87,6 +87,17 @@ pub struct PrepareConfig {
     /// them: an instruction packed into a window with longer benign sentences is diluted there,
     /// and alone it is not.
     pub sentence_pieces: bool,
+    /// The whole text's embedding (memory search's vector, and the screen's first piece) reads
+    /// at most this many model tokens of it: its windows cover the rest. 192 tokens (about 140
+    /// English words) keep `memory add` of a 2,000-word entry under 100 ms on a 2-core AVX2
+    /// host, where the model's full 512 took 220 ms: a pass's cost grows faster than its
+    /// length (`benches/RESULTS.md`, session 68).
+    #[serde(default = "default_whole_text_tokens")]
+    pub whole_text_tokens: usize,
+}
+
+fn default_whole_text_tokens() -> usize {
+    192
 }
 
 impl Default for PrepareConfig {
@@ -96,6 +107,7 @@ impl Default for PrepareConfig {
             max_payloads: 4,
             max_payload_bytes: 600,
             sentence_pieces: false,
+            whole_text_tokens: default_whole_text_tokens(),
         }
     }
 }

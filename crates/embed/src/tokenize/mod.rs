@@ -88,6 +88,38 @@ impl TextTokenizer {
         Ok(encoding.get_ids().to_vec())
     }
 
+    /// The byte length of the start of `text` the model reads within `max_tokens` tokens,
+    /// special tokens included, cut where a content token ends: `text.len()` when all of it
+    /// fits, or when the tokenizer's own limit is already at most `max_tokens`.
+    pub(crate) fn fitting_bytes(&self, text: &str, max_tokens: usize) -> tokenizers::Result<usize> {
+        let encoding = match self {
+            TextTokenizer::Parsed(t) => t.encode(text, true)?,
+            TextTokenizer::Mapped(t) => t.encode(text, true)?,
+        };
+        let special = encoding.get_special_tokens_mask();
+        let offsets = encoding.get_offsets();
+        // Within the limit, or cut by the model's own limit at most `max_tokens`: the model
+        // reads the same tokens of the whole text as of any start it would be cut to.
+        if special.len() <= max_tokens {
+            return Ok(text.len());
+        }
+        // The specials after the last content token stay; the content before them is cut.
+        let trailing = special.iter().rev().take_while(|s| **s == 1).count();
+        let keep = max_tokens.saturating_sub(trailing).min(special.len());
+        let end = offsets[..keep]
+            .iter()
+            .zip(&special[..keep])
+            .filter(|(_, s)| **s == 0)
+            .map(|(o, _)| o.1)
+            .max()
+            .unwrap_or(0);
+        let mut end = end.min(text.len());
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        Ok(end)
+    }
+
     pub(crate) fn token_to_id(&self, token: &str) -> Option<u32> {
         match self {
             TextTokenizer::Parsed(t) => t.token_to_id(token),
