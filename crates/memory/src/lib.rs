@@ -49,7 +49,7 @@ mod verdicts;
 
 use cache::{CacheStamp, Cached, SearchRow};
 pub use error::{MemoryError, Result};
-pub use pieces::{EmbeddedEntry, embed_for_screening, screening_texts};
+pub use pieces::{EmbeddedEntry, ScreeningTexts, embed_for_screening, screening_texts};
 use pieces::{insert_pieces, middle_blob, to_blob};
 pub use stores::{DEFAULT_STORE, DEFAULT_TAIL_BYTES, StoreTail, check_store_name, utc_timestamp};
 pub use switchyard_lexical::LexicalTriage;

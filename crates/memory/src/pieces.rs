@@ -21,6 +21,9 @@ pub(crate) fn middle_blob(v: &[f32]) -> Option<Vec<u8>> {
     (!v.is_empty()).then(|| to_blob(v))
 }
 
+/// An entry's texts to embed, the whole text first, and its pieces' spans (start, end, origin).
+pub type ScreeningTexts = (Vec<String>, Vec<(usize, usize, Origin)>);
+
 /// The texts to embed for one entry: the whole text first, from its first
 /// [`PrepareConfig::whole_text_tokens`] tokens as `model` reads them (its windows hold the
 /// rest), then every piece that is not just the whole text again (a short plain entry is
@@ -29,7 +32,7 @@ pub fn screening_texts(
     model: &dyn Embedder,
     text: &str,
     config: &PrepareConfig,
-) -> Result<(Vec<String>, Vec<(usize, usize, Origin)>), switchyard_embed::EmbedError> {
+) -> Result<ScreeningTexts, switchyard_embed::EmbedError> {
     let pieces = prepare(text, config);
     let only_itself =
         pieces.len() == 1 && pieces[0].origin == Origin::Window && pieces[0].text == text.trim();
